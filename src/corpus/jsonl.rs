@@ -1,0 +1,110 @@
+//! Papers in the benchmark's JSON Lines layout (one object per line).
+
+use serde::Deserialize;
+
+use super::bibtex::parse_year;
+use super::paper::{normalize_doi, Paper};
+
+#[derive(Deserialize)]
+struct Row {
+    id: String,
+    title: String,
+    #[serde(default, rename = "abstract")]
+    abstract_text: Option<String>,
+    #[serde(default)]
+    authors: Vec<String>,
+    #[serde(default)]
+    year: serde_json::Value,
+    #[serde(default)]
+    venue: Option<String>,
+    #[serde(default)]
+    doi: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    bibkey: Option<String>,
+    #[serde(default)]
+    keywords: serde_json::Value,
+}
+
+/// Parses one line. Errors name the problem; the caller adds file and line.
+pub fn parse_line(line: &str) -> Result<Paper, String> {
+    let row: Row = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    if row.id.trim().is_empty() {
+        return Err("empty field `id`".into());
+    }
+    let title = row.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    if title.is_empty() {
+        return Err(format!("empty field `title` (id `{}`)", row.id));
+    }
+    let year = match &row.year {
+        serde_json::Value::Number(n) => n.as_i64().map(|y| y as i32),
+        serde_json::Value::String(s) => parse_year(s),
+        _ => None,
+    };
+    let keywords = match row.keywords {
+        serde_json::Value::String(s) => s.split([',', ';']).map(str::trim).filter(|k| !k.is_empty()).map(String::from).collect(),
+        serde_json::Value::Array(a) => a.into_iter().filter_map(|v| v.as_str().map(String::from)).collect(),
+        _ => Vec::new(),
+    };
+    Ok(Paper {
+        id: row.id.trim().to_string(),
+        key: row.bibkey.unwrap_or_default(),
+        doi: normalize_doi(&row.doi.unwrap_or_default()),
+        title,
+        abstract_text: row.abstract_text.unwrap_or_default().trim().to_string(),
+        keywords,
+        authors: flatten_authors(row.authors),
+        year,
+        venue: row.venue.unwrap_or_default(),
+        url: row.url.unwrap_or_default(),
+        entry_type: String::new(),
+        bibtex: String::new(),
+    })
+}
+
+/// Some rows carry their author list as one JSON-encoded string; expand it.
+fn flatten_authors(authors: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(authors.len());
+    for a in authors {
+        let t = a.trim();
+        if t.starts_with('[') {
+            if let Ok(inner) = serde_json::from_str::<Vec<String>>(t) {
+                out.extend(inner.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()));
+                continue;
+            }
+        }
+        if !t.is_empty() {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn benchmark_row_parses() {
+        let p = parse_line(r#"{"id": "acl:A00-1031", "title": "TnT -  A Tagger", "abstract": "", "authors": ["Thorsten Brants"], "year": "2000", "venue": "ANLP", "doi": "", "url": "u", "bibkey": "brants-2000-tnt"}"#).unwrap();
+        assert_eq!(p.id, "acl:A00-1031");
+        assert_eq!(p.title, "TnT - A Tagger");
+        assert_eq!(p.key, "brants-2000-tnt");
+        assert_eq!(p.year, Some(2000));
+    }
+
+    #[test]
+    fn json_encoded_author_lists_are_expanded() {
+        let p = parse_line(r#"{"id": "x", "title": "T", "authors": ["[\"Akiko Kozaki\", \"Go Takeba\"]"], "year": ""}"#).unwrap();
+        assert_eq!(p.authors, vec!["Akiko Kozaki", "Go Takeba"]);
+        assert_eq!(p.year, None);
+    }
+
+    #[test]
+    fn bad_rows_name_the_problem() {
+        assert!(parse_line(r#"{"id": "x"}"#).unwrap_err().contains("title"));
+        assert!(parse_line(r#"{"id": " ", "title": "T"}"#).unwrap_err().contains("id"));
+        assert!(parse_line("{not json").is_err());
+    }
+}

@@ -1,0 +1,9 @@
+//! Corpus: the records citewise works on and the importers that read them.
+
+pub mod benchmark;
+pub mod bibtex;
+pub mod jsonl;
+pub mod paper;
+pub mod source;
+
+pub use paper::Paper;

@@ -1,0 +1,87 @@
+//! The paper record every importer produces and every stage consumes.
+
+use serde::{Deserialize, Serialize};
+
+/// One paper of the library, as imported.
+///
+/// `id` is the stable identity used for de-duplication: records with the same
+/// `id` replace each other on re-import.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Paper {
+    pub id: String,
+    /// Citation key (BibTeX key), empty when the source has none.
+    pub key: String,
+    pub doi: String,
+    pub title: String,
+    #[serde(rename = "abstract")]
+    pub abstract_text: String,
+    pub keywords: Vec<String>,
+    /// Display names, "Given Family".
+    pub authors: Vec<String>,
+    pub year: Option<i32>,
+    pub venue: String,
+    pub url: String,
+    /// BibTeX entry type in lower case (`article`, `inproceedings`, ...).
+    pub entry_type: String,
+    /// The entry exactly as it stood in the source file; empty when the
+    /// source was not BibTeX (the exporter generates one then).
+    pub bibtex: String,
+}
+
+impl Paper {
+    /// Identity for a BibTeX entry: its DOI when it has one, else its key.
+    pub fn bibtex_id(doi: &str, key: &str) -> String {
+        if doi.is_empty() {
+            format!("bib:{key}")
+        } else {
+            format!("doi:{}", normalize_doi(doi))
+        }
+    }
+
+    /// "Family et al." style short author line for result lists.
+    pub fn short_authors(&self) -> String {
+        match self.authors.len() {
+            0 => String::new(),
+            1 => self.authors[0].clone(),
+            2 => format!("{} and {}", self.authors[0], self.authors[1]),
+            _ => format!("{} et al.", self.authors[0]),
+        }
+    }
+}
+
+/// Lower-cases a DOI and strips resolver prefixes (`https://doi.org/`, `doi:`).
+pub fn normalize_doi(doi: &str) -> String {
+    let d = doi.trim();
+    let lower = d.to_ascii_lowercase();
+    for prefix in ["https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"] {
+        if let Some(rest) = lower.strip_prefix(prefix) {
+            return rest.trim().to_string();
+        }
+    }
+    lower
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doi_prefixes_are_stripped_and_lowercased() {
+        assert_eq!(normalize_doi(" https://doi.org/10.1145/ABC.1 "), "10.1145/abc.1");
+        assert_eq!(normalize_doi("doi:10.18653/V1/P19-1"), "10.18653/v1/p19-1");
+        assert_eq!(Paper::bibtex_id("", "smith2020"), "bib:smith2020");
+        assert_eq!(Paper::bibtex_id("10.1/X", "smith2020"), "doi:10.1/x");
+    }
+
+    #[test]
+    fn short_authors_forms() {
+        let mut p = Paper::default();
+        assert_eq!(p.short_authors(), "");
+        p.authors = vec!["A B".into()];
+        assert_eq!(p.short_authors(), "A B");
+        p.authors.push("C D".into());
+        assert_eq!(p.short_authors(), "A B and C D");
+        p.authors.push("E F".into());
+        assert_eq!(p.short_authors(), "A B et al.");
+    }
+}

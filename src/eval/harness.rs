@@ -1,0 +1,128 @@
+//! Runs held-out citation contexts through the recommender and aggregates
+//! metrics per source.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::metrics::{quantile, score, Mean, Scores};
+use crate::corpus::benchmark::{load_contexts, CitationContext};
+use crate::error::{Error, Result};
+use crate::pipeline::{Query, Recommender};
+
+/// How many papers are ranked per query (the deepest cut-off reported).
+pub const EVAL_DEPTH: usize = 100;
+
+/// The benchmark's files inside its directory.
+pub fn papers_file(bench: &Path) -> PathBuf {
+    bench.join("papers.jsonl.gz")
+}
+pub fn contexts_file(bench: &Path) -> PathBuf {
+    bench.join("contexts.jsonl.gz")
+}
+
+/// Loads a split's contexts, failing clearly on a wrong directory.
+pub fn load_split(bench: &Path, split: &str) -> Result<Vec<CitationContext>> {
+    let path = contexts_file(bench);
+    if !path.exists() {
+        return Err(Error::Library(format!("{}: not found (is --bench the benchmark directory?)", path.display())));
+    }
+    let contexts = load_contexts(&path, Some(split))?;
+    if contexts.is_empty() {
+        return Err(Error::Library(format!("{}: no contexts in split `{split}`", path.display())));
+    }
+    Ok(contexts)
+}
+
+/// The query the benchmark context stands for.
+pub fn query_of(c: &CitationContext, global: bool) -> Query {
+    let q = Query::new(c.context.clone()).with_k(EVAL_DEPTH);
+    if global {
+        q.with_global(c.citing_title.clone(), c.citing_abstract.clone().unwrap_or_default())
+    } else {
+        q
+    }
+}
+
+/// Metrics of one source (or `all`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourceResult {
+    pub source: String,
+    pub n: usize,
+    pub scores: Scores,
+}
+
+/// Query latency in milliseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub mean_ms: f64,
+}
+
+/// What was run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalConfig {
+    pub split: String,
+    pub global: bool,
+    pub stages: Vec<String>,
+    pub papers: u64,
+    pub version: String,
+}
+
+/// A whole evaluation, as printed and as written by `--json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EvalReport {
+    pub config: EvalConfig,
+    /// `all` first, then sources by descending size.
+    pub sources: Vec<SourceResult>,
+    pub latency: Latency,
+}
+
+/// Evaluates the recommender on `contexts`. `on_query` is called after each
+/// query (for progress).
+pub fn evaluate(
+    rec: &Recommender,
+    contexts: &[CitationContext],
+    split: &str,
+    global: bool,
+    on_query: &dyn Fn(usize),
+) -> Result<EvalReport> {
+    let mut per_source: BTreeMap<String, Mean> = BTreeMap::new();
+    let mut all = Mean::default();
+    let mut latencies = Vec::with_capacity(contexts.len());
+    for (i, c) in contexts.iter().enumerate() {
+        let query = query_of(c, global);
+        let t = Instant::now();
+        let ranked: Vec<String> = match rec.recommend_ids(&query) {
+            Ok(r) => r.candidates.into_iter().map(|c| c.id).collect(),
+            // A context with no usable words ranks nothing: it counts as a miss.
+            Err(Error::InvalidQuery(_)) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+        let relevant: HashSet<String> = c.cited.iter().cloned().collect();
+        let s = score(&ranked, &relevant);
+        per_source.entry(c.source.clone()).or_default().add(&s);
+        all.add(&s);
+        on_query(i + 1);
+    }
+    let mut sources: Vec<SourceResult> =
+        per_source.into_iter().map(|(source, m)| SourceResult { source, n: m.n, scores: m.mean() }).collect();
+    sources.sort_by(|a, b| b.n.cmp(&a.n).then(a.source.cmp(&b.source)));
+    sources.insert(0, SourceResult { source: "all".into(), n: all.n, scores: all.mean() });
+    let mean = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
+    Ok(EvalReport {
+        config: EvalConfig {
+            split: split.into(),
+            global,
+            stages: rec.channel_names().iter().map(|s| s.to_string()).collect(),
+            papers: rec.library().papers().num_papers(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        sources,
+        latency: Latency { p50_ms: quantile(&latencies, 0.5), p95_ms: quantile(&latencies, 0.95), mean_ms: mean },
+    })
+}

@@ -1,0 +1,136 @@
+//! Ranking metrics for one query and their averages.
+//!
+//! With several relevant papers, Recall@K is the fraction of them in the top
+//! K, MRR uses the first relevant hit, and nDCG@10 uses binary gains with the
+//! ideal DCG of min(10, |relevant|) hits.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+/// The cut-offs reported for recall.
+pub const RECALL_AT: [usize; 5] = [1, 5, 10, 20, 100];
+
+/// Metrics of one ranked list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scores {
+    /// Recall at each cut-off of [`RECALL_AT`].
+    pub recall: [f64; 5],
+    pub mrr: f64,
+    pub ndcg10: f64,
+}
+
+/// Scores a ranked list (best first) against the relevant set.
+pub fn score(ranked: &[String], relevant: &HashSet<String>) -> Scores {
+    if relevant.is_empty() {
+        return Scores::default();
+    }
+    let hit_ranks: Vec<usize> = ranked.iter().enumerate().filter(|(_, id)| relevant.contains(*id)).map(|(i, _)| i).collect();
+    let n_rel = relevant.len() as f64;
+    let mut recall = [0.0; 5];
+    for (slot, &k) in recall.iter_mut().zip(RECALL_AT.iter()) {
+        *slot = hit_ranks.iter().filter(|&&r| r < k).count() as f64 / n_rel;
+    }
+    let mrr = hit_ranks.first().map_or(0.0, |&r| 1.0 / (r + 1) as f64);
+    let dcg: f64 = hit_ranks.iter().filter(|&&r| r < 10).map(|&r| 1.0 / ((r + 2) as f64).log2()).sum();
+    let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+    Scores { recall, mrr, ndcg10: dcg / ideal }
+}
+
+/// Running mean of [`Scores`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Mean {
+    pub n: usize,
+    pub sum: Scores,
+}
+
+impl Mean {
+    pub fn add(&mut self, s: &Scores) {
+        self.n += 1;
+        for i in 0..RECALL_AT.len() {
+            self.sum.recall[i] += s.recall[i];
+        }
+        self.sum.mrr += s.mrr;
+        self.sum.ndcg10 += s.ndcg10;
+    }
+
+    pub fn mean(&self) -> Scores {
+        let n = self.n.max(1) as f64;
+        let mut m = self.sum;
+        m.recall.iter_mut().for_each(|r| *r /= n);
+        m.mrr /= n;
+        m.ndcg10 /= n;
+        m
+    }
+}
+
+/// The value at quantile `q` (0..=1) of unsorted samples, nearest-rank.
+pub fn quantile(samples: &[f64], q: f64) -> f64 {
+    if samples.is_empty() {
+        return 0.0;
+    }
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    let rank = (q * s.len() as f64).ceil().max(1.0) as usize;
+    s[rank.min(s.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+    fn set(v: &[&str]) -> HashSet<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn single_relevant_at_rank_three() {
+        let s = score(&ids(&["a", "b", "c", "d"]), &set(&["c"]));
+        assert_eq!(s.recall, [0.0, 1.0, 1.0, 1.0, 1.0]);
+        assert!(close(s.mrr, 1.0 / 3.0));
+        // DCG = 1/log2(4) = 0.5; ideal = 1.
+        assert!(close(s.ndcg10, 0.5));
+    }
+
+    #[test]
+    fn two_relevant_one_found() {
+        // Relevant {b, z}; b at rank 2, z missing.
+        let s = score(&ids(&["a", "b", "c"]), &set(&["b", "z"]));
+        assert_eq!(s.recall, [0.0, 0.5, 0.5, 0.5, 0.5]);
+        assert!(close(s.mrr, 0.5));
+        // DCG = 1/log2(3); ideal = 1 + 1/log2(3).
+        let expect = (1.0 / 3f64.log2()) / (1.0 + 1.0 / 3f64.log2());
+        assert!(close(s.ndcg10, expect));
+    }
+
+    #[test]
+    fn beyond_cutoffs_and_missing() {
+        let mut ranked: Vec<String> = (0..150).map(|i| format!("p{i}")).collect();
+        ranked[14] = "hit".into();
+        let s = score(&ranked, &set(&["hit"]));
+        assert_eq!(s.recall, [0.0, 0.0, 0.0, 1.0, 1.0]);
+        assert_eq!(s.ndcg10, 0.0);
+        assert!(close(s.mrr, 1.0 / 15.0));
+        assert_eq!(score(&ranked, &set(&["nope"])), Scores::default());
+    }
+
+    #[test]
+    fn mean_and_quantiles() {
+        let mut m = Mean::default();
+        m.add(&score(&ids(&["a"]), &set(&["a"])));
+        m.add(&score(&ids(&["b"]), &set(&["a"])));
+        assert_eq!(m.n, 2);
+        assert!(close(m.mean().mrr, 0.5));
+        assert!(close(m.mean().recall[0], 0.5));
+        let xs = [5.0, 1.0, 3.0, 2.0, 4.0];
+        assert_eq!(quantile(&xs, 0.5), 3.0);
+        assert_eq!(quantile(&xs, 0.95), 5.0);
+        assert_eq!(quantile(&[], 0.5), 0.0);
+    }
+}

@@ -1,0 +1,7 @@
+//! Evaluation: Recall@K, MRR and nDCG@10 of held-out citations, per source.
+
+pub mod harness;
+pub mod metrics;
+pub mod report;
+
+pub use harness::{evaluate, EvalReport};

@@ -1,0 +1,70 @@
+//! Text tables of evaluation reports, and side-by-side comparison.
+
+use std::fmt::Write;
+
+use super::harness::EvalReport;
+use super::metrics::RECALL_AT;
+
+/// The per-source table that `citewise eval` prints.
+pub fn table(r: &EvalReport) -> String {
+    let mut s = String::new();
+    let c = &r.config;
+    let _ = writeln!(
+        s,
+        "split={} global={} stages={} papers={}",
+        c.split,
+        c.global,
+        c.stages.join(","),
+        c.papers
+    );
+    let _ = write!(s, "{:<12} {:>6}", "source", "n");
+    for k in RECALL_AT {
+        let _ = write!(s, " {:>7}", format!("R@{k}"));
+    }
+    let _ = writeln!(s, " {:>7} {:>8}", "MRR", "nDCG@10");
+    for src in &r.sources {
+        let _ = write!(s, "{:<12} {:>6}", src.source, src.n);
+        for v in src.scores.recall {
+            let _ = write!(s, " {v:>7.3}");
+        }
+        let _ = writeln!(s, " {:>7.3} {:>8.3}", src.scores.mrr, src.scores.ndcg10);
+    }
+    let _ = writeln!(
+        s,
+        "latency per query: p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms",
+        r.latency.p50_ms, r.latency.p95_ms, r.latency.mean_ms
+    );
+    s
+}
+
+/// Two reports side by side: R@10, R@100, MRR, nDCG@10 per source, with deltas (b − a).
+pub fn compare(a: &EvalReport, b: &EvalReport, a_name: &str, b_name: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "a = {a_name} (stages {}, global {})", a.config.stages.join(","), a.config.global);
+    let _ = writeln!(s, "b = {b_name} (stages {}, global {})", b.config.stages.join(","), b.config.global);
+    let _ = writeln!(
+        s,
+        "{:<12} {:>6} | {:>21} | {:>21} | {:>21} | {:>21}",
+        "source", "n", "R@10 a / b / Δ", "R@100 a / b / Δ", "MRR a / b / Δ", "nDCG@10 a / b / Δ"
+    );
+    for sa in &a.sources {
+        let Some(sb) = b.sources.iter().find(|x| x.source == sa.source) else { continue };
+        let cell = |x: f64, y: f64| format!("{x:.3} {y:.3} {:+.3}", y - x);
+        let _ = writeln!(
+            s,
+            "{:<12} {:>6} | {:>21} | {:>21} | {:>21} | {:>21}",
+            sa.source,
+            sa.n,
+            cell(sa.scores.recall[2], sb.scores.recall[2]),
+            cell(sa.scores.recall[4], sb.scores.recall[4]),
+            cell(sa.scores.mrr, sb.scores.mrr),
+            cell(sa.scores.ndcg10, sb.scores.ndcg10),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "latency p50: {:.2} ms → {:.2} ms; p95: {:.2} ms → {:.2} ms",
+        a.latency.p50_ms, b.latency.p50_ms, a.latency.p95_ms, b.latency.p95_ms
+    );
+    s
+}

@@ -1,0 +1,53 @@
+//! The English analyzer shared by indexing and querying: split on
+//! non-alphanumerics, lower-case, fold accents, drop stop words, stem
+//! (Snowball English).
+
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+    TokenStream,
+};
+
+/// Name under which the analyzer is registered with tantivy.
+pub const EN: &str = "citewise_en";
+
+/// Lucene's English stop words.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+];
+
+/// Builds the analyzer. Single-character tokens (the "s" of "Müller's",
+/// stray digits) are dropped with the stop words.
+pub fn english() -> TextAnalyzer {
+    let singles = ('a'..='z').chain('0'..='9').map(String::from);
+    let stop = StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string()).chain(singles));
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(stop)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// Analyzes text into index terms, in order, duplicates kept.
+pub fn terms(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_lowercases_folds_and_drops_stop_words() {
+        let mut a = english();
+        assert_eq!(terms(&mut a, "The Taggers are tagging Müller's corpora"), ["tagger", "tag", "muller", "corpora"]);
+        assert!(terms(&mut a, "the of and").is_empty());
+    }
+}

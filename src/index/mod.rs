@@ -1,0 +1,7 @@
+//! Index: the tantivy BM25 index over the library's papers.
+
+pub mod analyzer;
+pub mod paper_index;
+pub mod schema;
+
+pub use paper_index::{Hit, PaperIndex, PaperWriter};

@@ -1,0 +1,208 @@
+//! The BM25 paper index: upserts at import time, ranked retrieval at query time.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use tantivy::collector::TopDocs;
+use tantivy::columnar::StrColumn;
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+
+use super::analyzer::{self, EN};
+use super::schema::PaperFields;
+use crate::corpus::Paper;
+use crate::error::{Error, Result};
+
+/// Query terms beyond this many distinct ones are dropped (keeps very long
+/// queries within the latency budget).
+pub const MAX_QUERY_TERMS: usize = 512;
+
+/// A scored hit of the paper index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub doc: DocAddress,
+    pub score: f32,
+}
+
+/// The tantivy index of the library's papers.
+pub struct PaperIndex {
+    index: Index,
+    reader: IndexReader,
+    fields: PaperFields,
+    analyzer: TextAnalyzer,
+}
+
+impl PaperIndex {
+    /// Opens the index in `dir`, creating an empty one when `dir` holds none.
+    pub fn open_or_create(dir: &Path) -> Result<PaperIndex> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let index = if dir.join("meta.json").exists() {
+            Index::open_in_dir(dir)?
+        } else {
+            let (schema, _) = PaperFields::build();
+            Index::create_in_dir(dir, schema)?
+        };
+        Self::from_index(index)
+    }
+
+    /// An index held in memory (tests, demos).
+    pub fn in_memory() -> Result<PaperIndex> {
+        let (schema, _) = PaperFields::build();
+        Self::from_index(Index::create_in_ram(schema))
+    }
+
+    fn from_index(index: Index) -> Result<PaperIndex> {
+        index.tokenizers().register(EN, analyzer::english());
+        let fields = PaperFields::from_schema(&index.schema())?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(PaperIndex { index, reader, fields, analyzer: analyzer::english() })
+    }
+
+    /// A writer for upserts; at most one may exist at a time per index.
+    pub fn writer(&self) -> Result<PaperWriter> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+        let writer = self.index.writer_with_num_threads(threads, 96_000_000 * threads)?;
+        Ok(PaperWriter { writer, fields: self.fields })
+    }
+
+    /// Makes the latest commit visible to searches.
+    pub fn reload(&self) -> Result<()> {
+        Ok(self.reader.reload()?)
+    }
+
+    pub fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    /// Number of live papers.
+    pub fn num_papers(&self) -> u64 {
+        self.searcher().num_docs()
+    }
+
+    /// The analyzed terms of a query text, duplicates collapsed, at most
+    /// [`MAX_QUERY_TERMS`] distinct terms in first-seen order.
+    pub fn query_terms(&self, text: &str) -> Vec<String> {
+        let mut analyzer = self.analyzer.clone();
+        let mut seen = HashSet::new();
+        analyzer::terms(&mut analyzer, text)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .take(MAX_QUERY_TERMS)
+            .collect()
+    }
+
+    /// BM25 (k1 = 1.2, b = 0.75) over title + abstract + keywords; top `k`.
+    pub fn search(&self, text: &str, k: usize) -> Result<Vec<Hit>> {
+        let terms = self.query_terms(text);
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                let q = TermQuery::new(Term::from_field_text(self.fields.text, t), IndexRecordOption::WithFreqs);
+                (Occur::Should, Box::new(q) as Box<dyn Query>)
+            })
+            .collect();
+        let query = BooleanQuery::new(clauses);
+        let top = self.searcher().search(&query, &TopDocs::with_limit(k).order_by_score())?;
+        Ok(top.into_iter().map(|(score, doc)| Hit { doc, score }).collect())
+    }
+
+    /// The stored record of a hit.
+    pub fn paper(&self, searcher: &Searcher, doc: DocAddress) -> Result<Paper> {
+        let stored: TantivyDocument = searcher.doc(doc)?;
+        let json = stored.get_first(self.fields.record).and_then(|v| v.as_str()).unwrap_or("{}");
+        serde_json::from_str(json).map_err(|e| Error::Library(format!("paper record of {doc:?} is unreadable: {e}")))
+    }
+
+    /// Looks a paper up by id.
+    pub fn paper_by_id(&self, id: &str) -> Result<Option<Paper>> {
+        let searcher = self.searcher();
+        let q = TermQuery::new(Term::from_field_text(self.fields.id, id), IndexRecordOption::Basic);
+        let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score())?;
+        top.first().map(|(_, doc)| self.paper(&searcher, *doc)).transpose()
+    }
+
+    /// Resolves ids of hits through the `id` fast field (no document store reads).
+    pub fn ids(&self, searcher: &Searcher, docs: impl IntoIterator<Item = DocAddress>) -> Result<Vec<String>> {
+        let mut columns: HashMap<u32, Option<StrColumn>> = HashMap::new();
+        let mut out = Vec::new();
+        let mut buf = String::new();
+        for doc in docs {
+            let col = match columns.entry(doc.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(searcher.segment_reader(doc.segment_ord).fast_fields().str("id")?)
+                }
+            };
+            buf.clear();
+            if let Some(col) = col {
+                if let Some(ord) = col.term_ords(doc.doc_id).next() {
+                    col.ord_to_str(ord, &mut buf).map_err(|e| Error::Library(e.to_string()))?;
+                }
+            }
+            out.push(buf.clone());
+        }
+        Ok(out)
+    }
+
+    /// Every live id (used at import to tell new records from updates).
+    pub fn all_ids(&self) -> Result<HashSet<String>> {
+        let searcher = self.searcher();
+        let mut out = HashSet::with_capacity(searcher.num_docs() as usize);
+        for (ord, seg) in searcher.segment_readers().iter().enumerate() {
+            let docs = seg.doc_ids_alive().map(|d| DocAddress::new(ord as u32, d));
+            out.extend(self.ids(&searcher, docs)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Upserts papers; changes become visible after [`PaperWriter::commit`] and
+/// [`PaperIndex::reload`].
+pub struct PaperWriter {
+    writer: IndexWriter,
+    fields: PaperFields,
+}
+
+impl PaperWriter {
+    /// Replaces any record with the same id (and, for a BibTeX entry with a
+    /// DOI, the record its key had before it had a DOI).
+    pub fn upsert(&mut self, paper: &Paper) -> Result<()> {
+        let f = self.fields;
+        self.writer.delete_term(Term::from_field_text(f.id, &paper.id));
+        if !paper.doi.is_empty() && !paper.key.is_empty() && paper.id.starts_with("doi:") {
+            self.writer.delete_term(Term::from_field_text(f.id, &Paper::bibtex_id("", &paper.key)));
+        }
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.id, &paper.id);
+        let text = format!("{}\n{}\n{}", paper.title, paper.abstract_text, paper.keywords.join(", "));
+        doc.add_text(f.text, &text);
+        doc.add_text(f.title, &paper.title);
+        doc.add_u64(f.year, paper.year.map_or(0, |y| y.max(0) as u64));
+        let record = serde_json::to_string(paper).map_err(|e| Error::Library(e.to_string()))?;
+        doc.add_text(f.record, &record);
+        self.writer.add_document(doc)?;
+        Ok(())
+    }
+
+    /// Removes a paper by id.
+    pub fn delete(&mut self, id: &str) {
+        self.writer.delete_term(Term::from_field_text(self.fields.id, id));
+    }
+
+    pub fn commit(&mut self) -> Result<()> {
+        self.writer.commit()?;
+        Ok(())
+    }
+
+    /// Commits and waits for background merges to finish.
+    pub fn finish(mut self) -> Result<()> {
+        self.writer.commit()?;
+        self.writer.wait_merging_threads()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,101 @@
+//! Library: a directory that holds the paper records and their index.
+//!
+//! Layout (format [`FORMAT`]):
+//! ```text
+//! DIR/library.json          format version and the build that wrote it
+//! DIR/papers/               tantivy index; each document stores the full record
+//! DIR/import-journal.json   files already imported (path, size, content hash)
+//! ```
+
+pub mod import;
+pub mod journal;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::index::PaperIndex;
+
+/// On-disk format version. Bump when the layout or the index schema changes.
+pub const FORMAT: u32 = 1;
+
+/// Environment variable that overrides the default library directory.
+pub const LIBRARY_ENV: &str = "CITEWISE_LIBRARY";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Meta {
+    format: u32,
+    written_by: String,
+}
+
+/// An opened library.
+pub struct Library {
+    dir: PathBuf,
+    papers: PaperIndex,
+}
+
+impl Library {
+    /// The platform data directory (e.g. `~/.local/share/citewise/library`).
+    pub fn default_dir() -> Result<PathBuf> {
+        directories::ProjectDirs::from("", "", "citewise")
+            .map(|d| d.data_dir().join("library"))
+            .ok_or_else(|| Error::Library("no home directory: pass --library DIR or set CITEWISE_LIBRARY".into()))
+    }
+
+    /// Opens a library, creating it when the directory holds none.
+    pub fn open_or_create(dir: &Path) -> Result<Library> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let meta_path = dir.join("library.json");
+        if !meta_path.exists() {
+            if dir.join("papers").join("meta.json").exists() {
+                return Err(Self::stale(dir, "it has no library.json"));
+            }
+            let meta = Meta { format: FORMAT, written_by: env!("CARGO_PKG_VERSION").into() };
+            crate::util::write_atomic(&meta_path, serde_json::to_string_pretty(&meta).unwrap().as_bytes())?;
+        }
+        Self::open(dir)
+    }
+
+    /// Opens an existing library; a missing or incompatible one is an error
+    /// that says what to run.
+    pub fn open(dir: &Path) -> Result<Library> {
+        let meta_path = dir.join("library.json");
+        let text = std::fs::read_to_string(&meta_path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::Library(format!(
+                    "no library at {}: import papers first with `citewise import FILE.bib` (or pass --library DIR)",
+                    dir.display()
+                ))
+            } else {
+                Error::io(&meta_path, e)
+            }
+        })?;
+        let meta: Meta = serde_json::from_str(&text)
+            .map_err(|e| Error::Parse { path: meta_path.clone(), line: e.line(), reason: e.to_string() })?;
+        if meta.format != FORMAT {
+            return Err(Self::stale(
+                dir,
+                &format!("it was written in format {} by citewise {}; this build reads format {FORMAT}", meta.format, meta.written_by),
+            ));
+        }
+        let papers = PaperIndex::open_or_create(&dir.join("papers"))?;
+        Ok(Library { dir: dir.to_path_buf(), papers })
+    }
+
+    fn stale(dir: &Path, why: &str) -> Error {
+        Error::Library(format!(
+            "the library at {} cannot be read: {why}. Rebuild it: move the directory away and run \
+             `citewise import` on your files again",
+            dir.display()
+        ))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn papers(&self) -> &PaperIndex {
+        &self.papers
+    }
+}

@@ -1,0 +1,8 @@
+//! Pipeline: query → channels → fusion → ranked, explained candidates.
+
+pub mod channel;
+pub mod query;
+pub mod recommender;
+
+pub use query::Query;
+pub use recommender::{Candidate, ChannelScore, Recommendations, Recommender};

@@ -1,0 +1,138 @@
+//! The `citewise` binary end to end: import, recommend, eval, compare.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::fixture;
+
+fn citewise(lib: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_citewise"))
+        .args(args)
+        .env("CITEWISE_LIBRARY", lib)
+        .output()
+        .expect("binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn help_lists_the_subcommands() {
+    let o = citewise(Path::new("/nonexistent"), &["--help"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    for cmd in ["import", "recommend", "eval", "bench", "info"] {
+        assert!(out.contains(cmd), "{cmd} missing from:\n{out}");
+    }
+}
+
+#[test]
+fn import_then_recommend_as_table_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let o = citewise(&lib, &["import", fixture("library.bib").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("10 imported, 0 updated, 2 skipped"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("library.bib:88: missing field `title`"), "{}", stderr(&o));
+
+    let o = citewise(&lib, &["recommend", "ranking query completions for a typed prefix [CIT]", "-k", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert!(first.starts_with(" 1. Learning to Personalize Query Auto-Completion"), "{}", stdout(&o));
+
+    let o = citewise(&lib, &["recommend", "BLEU scores of translation output", "--json", "-k", "2"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
+    let c = &v["candidates"][0];
+    assert_eq!(c["id"], "bib:papineni2002bleu");
+    assert_eq!(c["paper"]["year"], 2002);
+    assert_eq!(c["channels"][0]["channel"], "bm25");
+    assert!(v["timings"]["bm25_ms"].as_f64().is_some());
+}
+
+#[test]
+fn empty_query_and_missing_library_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = citewise(&dir.path().join("none"), &["recommend", "anything"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("citewise import"), "{}", stderr(&o));
+
+    let lib = dir.path().join("lib");
+    citewise(&lib, &["import", fixture("papers.jsonl").to_str().unwrap()]);
+    let o = citewise(&lib, &["recommend", "   "]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("query is empty"), "{}", stderr(&o));
+}
+
+fn write_gz(path: &Path, lines: &[&str]) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+    for l in lines {
+        writeln!(gz, "{l}").unwrap();
+    }
+    gz.finish().unwrap();
+}
+
+/// A three-context benchmark whose metrics are known by construction.
+#[test]
+fn eval_on_a_tiny_benchmark_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("bench");
+    std::fs::create_dir(&bench).unwrap();
+    write_gz(
+        &bench.join("papers.jsonl.gz"),
+        &[
+            r#"{"id": "p:tagger", "title": "A trigram tagger", "abstract": "Part of speech tagging with a hidden Markov model."}"#,
+            r#"{"id": "p:bleu", "title": "BLEU", "abstract": "Automatic evaluation of machine translation by n-gram precision."}"#,
+            r#"{"id": "p:parser", "title": "A statistical parser", "abstract": "Lexicalized parsing models for the Penn Treebank."}"#,
+        ],
+    );
+    write_gz(
+        &bench.join("contexts.jsonl.gz"),
+        &[
+            r#"{"id": "c1", "source": "a", "split": "test", "context": "We tag with a trigram hidden Markov model [CIT].", "cited": ["p:tagger"]}"#,
+            r#"{"id": "c2", "source": "a", "split": "test", "context": "Translation is scored by n-gram precision [CIT].", "cited": ["p:bleu"]}"#,
+            r#"{"id": "c3", "source": "b", "split": "test", "context": "Unrelated words entirely [CIT].", "cited": ["p:absent"]}"#,
+            r#"{"id": "c4", "source": "b", "split": "train", "context": "Parsing [CIT].", "cited": ["p:parser"]}"#,
+        ],
+    );
+    let lib = dir.path().join("not-used-by-eval");
+    let pool_dir = dir.path().join("pool");
+    let pool = pool_dir.to_str().unwrap();
+    let out_a = dir.path().join("a.json");
+    let o = citewise(
+        &lib,
+        &["eval", "--bench", bench.to_str().unwrap(), "--pool", pool, "--stages", "bm25", "--json", out_a.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(table.contains("stages=bm25 papers=3"), "{table}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out_a).unwrap()).unwrap();
+    let all = &r["sources"][0];
+    assert_eq!(all["source"], "all");
+    assert_eq!(all["n"], 3);
+    let r10 = all["scores"]["recall"][2].as_f64().unwrap();
+    assert!((r10 - 2.0 / 3.0).abs() < 1e-9, "{r10}");
+    assert!((all["scores"]["mrr"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9);
+    let a = r["sources"].as_array().unwrap().iter().find(|s| s["source"] == "a").unwrap();
+    assert_eq!(a["scores"]["recall"][0], 1.0);
+
+    // The train split has one context; compare the two runs.
+    let out_b = dir.path().join("b.json");
+    let o = citewise(&lib, &["eval", "--bench", bench.to_str().unwrap(), "--pool", pool, "--split", "train", "--json", out_b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = citewise(&lib, &["eval", "--compare", out_a.to_str().unwrap(), out_b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("0.667 1.000 +0.333"), "{}", stdout(&o));
+    assert!(!lib.exists(), "eval never touches the user's library");
+
+    let o = citewise(&lib, &["eval", "--bench", bench.to_str().unwrap(), "--pool", pool, "--stages", "nope"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("unknown channel `nope`; available: bm25"), "{}", stderr(&o));
+}

@@ -1,0 +1,84 @@
+//! Tests on the shared data beside the checkout (`../shared`); each returns
+//! early, saying so, when it is absent.
+
+mod common;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use citewise::eval::harness::{load_split, papers_file};
+use citewise::eval::evaluate;
+use citewise::library::import::{import, ImportOptions, Quiet};
+use citewise::library::Library;
+use citewise::pipeline::Recommender;
+
+macro_rules! shared_or_skip {
+    () => {
+        match common::shared() {
+            Some(p) => p,
+            None => {
+                eprintln!("../shared not found: skipping real-data test");
+                return;
+            }
+        }
+    };
+}
+
+/// The whole ACM library: an interrupted import resumes to the same library a
+/// clean one gives, with nothing doubled, and nothing real is skipped.
+#[test]
+fn acm_library_imports_and_resumes_after_a_kill() {
+    let shared = shared_or_skip!();
+    let acm = shared.join("data/bib/acm-dl");
+    let dir = tempfile::tempdir().unwrap();
+    let lib_dir = dir.path().join("lib");
+
+    // Start an import in a separate process and kill it part-way.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
+        .args(["import", acm.to_str().unwrap()])
+        .env("CITEWISE_LIBRARY", &lib_dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let _ = child.kill();
+    child.wait().unwrap();
+
+    let lib = Library::open_or_create(&lib_dir).unwrap();
+    let before = lib.papers().num_papers();
+    let s = import(&lib, &[acm], ImportOptions::default(), &Quiet).unwrap();
+    let reasons: Vec<String> = s.skipped.iter().map(|k| k.to_string()).collect();
+    assert!(s.skipped.len() <= 20, "unexpected skips: {reasons:#?}");
+    assert_eq!(lib.papers().num_papers(), 113_221, "killed at {before} papers; resumed with {s:?}");
+    let p = lib.papers().paper_by_id("doi:10.1145/2479787.2479868").unwrap().expect("a known WIMS paper");
+    assert_eq!(p.title, "Challenges and Issues of Web Intelligence Research");
+    assert_eq!(p.authors[0], "David Camacho");
+    assert_eq!(p.year, Some(2013));
+    assert!(p.keywords.contains(&"web mining".to_string()));
+}
+
+/// BM25 alone on the benchmark's test split lands within ±0.03 of the
+/// reference figures (R@10 0.318, MRR 0.206; global R@10 0.376).
+#[test]
+fn bm25_matches_the_reference_on_the_benchmark() {
+    let shared = shared_or_skip!();
+    let bench = shared.join("data/benchmark");
+    let dir = tempfile::tempdir().unwrap();
+    let lib = Library::open_or_create(dir.path()).unwrap();
+    let s = import(&lib, &[papers_file(&bench)], ImportOptions::default(), &Quiet).unwrap();
+    assert_eq!(s.imported, 119_799);
+    let rec = Recommender::with_channels(Arc::new(lib), &["bm25"]).unwrap();
+    let contexts = load_split(&bench, "test").unwrap();
+    assert_eq!(contexts.len(), 2724);
+
+    let local = evaluate(&rec, &contexts, "test", false, &|_| {}).unwrap();
+    let all = &local.sources[0].scores;
+    assert!((all.recall[2] - 0.318).abs() <= 0.03, "R@10 {}", all.recall[2]);
+    assert!((all.mrr - 0.206).abs() <= 0.03, "MRR {}", all.mrr);
+
+    let global = evaluate(&rec, &contexts, "test", true, &|_| {}).unwrap();
+    let g = &global.sources[0].scores;
+    assert!((g.recall[2] - 0.376).abs() <= 0.03, "global R@10 {}", g.recall[2]);
+}
