@@ -9,6 +9,7 @@ pub mod cli;
 pub mod corpus;
 pub mod error;
 pub mod eval;
+pub mod evidence;
 pub mod index;
 pub mod library;
 pub mod pipeline;

@@ -4,14 +4,15 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use super::import::print_summary;
+use super::import::{print_evidence_summary, print_summary};
 use super::progress::{count_bar, ImportBar};
-use crate::eval::harness::{load_split, papers_file};
+use crate::eval::harness::{contexts_file, load_split, papers_file, TRAIN_SPLIT};
 use crate::eval::{evaluate, report, EvalReport};
+use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
 use crate::library::Library;
 use crate::pipeline::channel::ALL_CHANNELS;
-use crate::pipeline::Recommender;
+use crate::pipeline::{Fusion, Recommender};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -37,6 +38,12 @@ pub struct EvalArgs {
     /// [default: a directory of its own beside the default library]
     #[arg(long, value_name = "DIR")]
     pub pool: Option<PathBuf>,
+    /// Fusion settings, e.g. `evidence_weight=2,min_confidence=0.3` (for tuning on val)
+    #[arg(long, value_name = "K=V,...")]
+    pub fusion: Option<String>,
+    /// With several channels, evaluate only the fused list (skip each channel alone)
+    #[arg(long)]
+    pub fused_only: bool,
     /// Compare two JSON results instead of running
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Option<Vec<PathBuf>>,
@@ -55,29 +62,45 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     let bench = a.bench.as_ref().expect("clap requires --bench");
     let lib = Arc::new(open_pool(a.pool.clone(), bench)?);
     let stages: Vec<&str> = if a.stages.is_empty() { ALL_CHANNELS.to_vec() } else { a.stages.iter().map(String::as_str).collect() };
-    let rec = Recommender::with_channels(lib, &stages)?;
+    let fusion = match &a.fusion {
+        Some(spec) => Fusion::default().with_overrides(spec)?,
+        None => Fusion::default(),
+    };
     let mut contexts = load_split(bench, &a.split)?;
     if let Some(n) = a.limit {
         contexts.truncate(n);
     }
-    let bar = count_bar(contexts.len() as u64, "evaluating");
-    let report = evaluate(&rec, &contexts, &a.split, a.global, &|_| bar.inc(1))?;
-    bar.finish_and_clear();
+    let run_one = |names: &[&str]| -> Result<EvalReport> {
+        let mut rec = Recommender::with_channels(lib.clone(), names)?;
+        rec.set_fusion(fusion);
+        let bar = count_bar(contexts.len() as u64, &format!("evaluating {}", names.join("+")));
+        let report = evaluate(&rec, &contexts, &a.split, a.global, &|_| bar.inc(1))?;
+        bar.finish_and_clear();
+        Ok(report)
+    };
+    let mut report = run_one(&stages)?;
+    if stages.len() > 1 && !a.fused_only {
+        for name in &stages {
+            report.alone.push(run_one(&[name])?);
+        }
+    }
+    let text: String = report.alone.iter().chain(std::iter::once(&report)).map(report::table).collect::<Vec<_>>().join("\n");
     match a.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&report)?),
         Some(p) => {
             crate::util::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())?;
-            print!("{}", report::table(&report));
+            print!("{text}");
             eprintln!("results written to {}", p.display());
         }
-        None => print!("{}", report::table(&report)),
+        None => print!("{text}"),
     }
     Ok(())
 }
 
-/// The library holding the benchmark's candidate pool: `--pool` when
-/// given, else a directory of its own under the data dir (never the user's
-/// library). The pool is imported on first use (the journal skips it later).
+/// The library holding the benchmark's candidate pool and its evidence
+/// database: `--pool` when given, else a directory of its own under the data
+/// dir (never the user's library). Both are built on first use (the journals
+/// skip them later).
 fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> {
     let papers = papers_file(bench);
     if !papers.exists() {
@@ -96,6 +119,12 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> 
     if summary.files_unchanged == 0 {
         eprintln!("benchmark pool imported into {}", dir.display());
         print_summary(&summary, false);
+    }
+    // Evidence from the training split only, so that no evaluated citation is its own evidence.
+    let ev = import_evidence(&lib, &[contexts_file(bench)], Some(TRAIN_SPLIT), false)?;
+    if ev.files_unchanged == 0 {
+        eprintln!("evidence database built from the `{TRAIN_SPLIT}` split");
+        print_evidence_summary(&ev);
     }
     Ok(lib)
 }

@@ -5,6 +5,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::progress::ImportBar;
+use crate::library::evidence_import::{import_evidence, EvidenceImportSummary};
 use crate::library::import::{import, ImportOptions, ImportSummary};
 use crate::library::Library;
 
@@ -19,11 +20,24 @@ pub struct ImportArgs {
     /// List every skipped entry (default: the first 20)
     #[arg(long)]
     pub all_skips: bool,
+    /// The files hold citing sentences for the evidence database (benchmark
+    /// contexts.jsonl or S2ORC/unarXive-style full text), not papers
+    #[arg(long)]
+    pub evidence: bool,
+    /// With --evidence: keep only this split of benchmark contexts
+    #[arg(long, requires = "evidence")]
+    pub split: Option<String>,
 }
 
 pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
     let t = Instant::now();
     let lib = Library::open_or_create(dir)?;
+    if a.evidence {
+        let files = expand_sentence_files(&a.paths)?;
+        let s = import_evidence(&lib, &files, a.split.as_deref(), a.force)?;
+        print_evidence_summary(&s);
+        return Ok(());
+    }
     let summary = import(&lib, &a.paths, ImportOptions { force: a.force }, &ImportBar::new())?;
     print_summary(&summary, a.all_skips);
     println!(
@@ -70,4 +84,58 @@ fn reason_kind(reason: &str) -> String {
         Some(i) if r.starts_with("unknown abbreviation") => r[..i].trim().to_string(),
         _ => r.to_string(),
     }
+}
+
+/// Files named, and the `.jsonl`/`.json` files (optionally `.gz`) inside directories.
+fn expand_sentence_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            out.extend(entries.into_iter().filter(|f| {
+                let n = f.to_string_lossy().to_lowercase();
+                f.is_file() && (n.ends_with(".jsonl") || n.ends_with(".jsonl.gz") || n.ends_with(".json") || n.ends_with(".json.gz"))
+            }));
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+pub fn print_evidence_summary(s: &EvidenceImportSummary) {
+    for (file, r) in &s.reports {
+        for p in r.problems.iter().take(20) {
+            eprintln!("skipped: {p}");
+        }
+        if r.problems.len() > 20 {
+            eprintln!("... and {} more problems in {}", r.problems.len() - 20, file.display());
+        }
+        print!("{}: {} documents, {} citing sentences", file.display(), r.documents, r.sentences);
+        if r.cite_spans > 0 {
+            let rate = |a: usize, b: usize| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+            let mut by: Vec<String> = r.linked_by.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            by.sort();
+            print!(
+                "; {} of {} bibliography entries linked to library papers ({:.1}%); {} of {} citation markers linked ({:.1}%; by {})",
+                r.bib_entries_linked,
+                r.bib_entries,
+                rate(r.bib_entries_linked, r.bib_entries),
+                r.linked,
+                r.cite_spans,
+                rate(r.linked, r.cite_spans),
+                if by.is_empty() { "none".to_string() } else { by.join(", ") }
+            );
+        }
+        println!();
+    }
+    println!(
+        "{} files ({} unchanged since the last import): {} sentences, {} spans extracted",
+        s.files, s.files_unchanged, s.sentences, s.spans_extracted
+    );
+    println!(
+        "evidence database: {} spans, {} papers covered, mean support {:.2} ({:.1} s)",
+        s.stats.spans, s.stats.papers, s.stats.mean_support, s.seconds
+    );
 }

@@ -29,7 +29,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Import BibTeX (.bib) or papers JSONL (.jsonl) files or directories; .gz is read transparently
+    /// Import BibTeX (.bib) or papers JSONL (.jsonl) files or directories (.gz read transparently);
+    /// with --evidence, citing sentences for the evidence database
     Import(import::ImportArgs),
     /// Recommend papers to cite for a piece of text
     Recommend(recommend::RecommendArgs),
@@ -38,7 +39,7 @@ pub enum Command {
     /// Measure import/index speed and memory
     Bench(bench::BenchArgs),
     /// Show where the library is and what it holds
-    Info,
+    Info(InfoArgs),
 }
 
 /// Parses the command line and runs it.
@@ -49,7 +50,7 @@ pub fn main() -> Result<()> {
         Command::Recommend(a) => recommend::run(&open_library(&cli)?, a),
         Command::Eval(a) => eval::run(a),
         Command::Bench(a) => bench::run(a),
-        Command::Info => info(&cli),
+        Command::Info(a) => info(&cli, a),
     }
 }
 
@@ -65,11 +66,40 @@ fn open_library(cli: &Cli) -> Result<Arc<Library>> {
     Ok(Arc::new(Library::open(&dir)?))
 }
 
-fn info(cli: &Cli) -> Result<()> {
+#[derive(Debug, clap::Args)]
+pub struct InfoArgs {
+    /// Also print N evidence spans drawn at random (with what they cite and where they come from)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub sample_spans: usize,
+    /// Seed for --sample-spans
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+fn info(cli: &Cli, a: &InfoArgs) -> Result<()> {
     let dir = library_dir(cli)?;
     let lib = Library::open(&dir).with_context(|| format!("opening {}", dir.display()))?;
     println!("library: {}", lib.dir().display());
     println!("papers:  {}", lib.papers().num_papers());
+    let ev = lib.evidence().stats()?;
+    println!("evidence: {} spans covering {} papers (mean support {:.2})", ev.spans, ev.papers, ev.mean_support);
     println!("format:  {}", crate::library::FORMAT);
+    if a.sample_spans > 0 {
+        let records = lib.evidence().all_records()?;
+        let mut state = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        for _ in 0..a.sample_spans.min(records.len()) {
+            // xorshift64: a reproducible draw without a dependency.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let r = &records[(state % records.len() as u64) as usize];
+            let kinds: Vec<String> = r.kinds.iter().map(|k| format!("{k:?}").to_lowercase()).collect();
+            let cited: Vec<String> = r.cited.iter().map(|c| format!("{} (support {})", c.id, c.support())).collect();
+            println!("\n[{}] {:?}\n  cites: {}", kinds.join("+"), r.text, cited.join(", "));
+            if let Some(src) = r.sources.first() {
+                println!("  from:  {:?}", src.sentence);
+            }
+        }
+    }
     Ok(())
 }

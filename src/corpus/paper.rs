@@ -1,6 +1,12 @@
 //! The paper record every importer produces and every stage consumes.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde::{Deserialize, Serialize};
+
+/// A new-style arXiv identifier (`2104.06921`, optional version).
+pub static ARXIV_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(\d{4}\.\d{4,5})(?:v\d+)?").unwrap());
 
 /// One paper of the library, as imported.
 ///
@@ -61,6 +67,15 @@ pub fn normalize_doi(doi: &str) -> String {
     lower
 }
 
+/// `arxiv:<id>` when a URL or DOI names an arXiv paper.
+pub fn arxiv_id_of(url_or_doi: &str) -> Option<String> {
+    let lower = url_or_doi.to_ascii_lowercase();
+    if !(lower.contains("arxiv")) {
+        return None;
+    }
+    ARXIV_ID.captures(&lower).map(|m| format!("arxiv:{}", &m[1]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +86,13 @@ mod tests {
         assert_eq!(normalize_doi("doi:10.18653/V1/P19-1"), "10.18653/v1/p19-1");
         assert_eq!(Paper::bibtex_id("", "smith2020"), "bib:smith2020");
         assert_eq!(Paper::bibtex_id("10.1/X", "smith2020"), "doi:10.1/x");
+    }
+
+    #[test]
+    fn arxiv_ids_from_urls_and_dois() {
+        assert_eq!(arxiv_id_of("https://arxiv.org/abs/2104.06921v2").as_deref(), Some("arxiv:2104.06921"));
+        assert_eq!(arxiv_id_of("10.48550/arXiv.2002.11768").as_deref(), Some("arxiv:2002.11768"));
+        assert_eq!(arxiv_id_of("https://aclanthology.org/2020.acl-main.1"), None);
     }
 
     #[test]

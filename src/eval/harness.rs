@@ -12,6 +12,9 @@ use crate::corpus::benchmark::{load_contexts, CitationContext};
 use crate::error::{Error, Result};
 use crate::pipeline::{Query, Recommender};
 
+/// The split the evidence database of an evaluation is built from.
+pub const TRAIN_SPLIT: &str = "train";
+
 /// How many papers are ranked per query (the deepest cut-off reported).
 pub const EVAL_DEPTH: usize = 100;
 
@@ -79,6 +82,9 @@ pub struct EvalReport {
     /// `all` first, then sources by descending size.
     pub sources: Vec<SourceResult>,
     pub latency: Latency,
+    /// Each channel evaluated alone, when several were fused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alone: Vec<EvalReport>,
 }
 
 /// Evaluates the recommender on `contexts`. `on_query` is called after each
@@ -124,5 +130,6 @@ pub fn evaluate(
         },
         sources,
         latency: Latency { p50_ms: quantile(&latencies, 0.5), p95_ms: quantile(&latencies, 0.95), mean_ms: mean },
+        alone: Vec::new(),
     })
 }

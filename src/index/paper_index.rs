@@ -126,6 +126,29 @@ impl PaperIndex {
         top.first().map(|(_, doc)| self.paper(&searcher, *doc)).transpose()
     }
 
+    /// The id of the paper with an external identifier (`doi:..`, `arxiv:..`).
+    pub fn find_by_external_id(&self, ext: &str) -> Result<Option<String>> {
+        let searcher = self.searcher();
+        let q = TermQuery::new(Term::from_field_text(self.fields.ext, ext), IndexRecordOption::Basic);
+        let top = searcher.search(&q, &TopDocs::with_limit(1).order_by_score())?;
+        Ok(self.ids(&searcher, top.into_iter().map(|(_, d)| d))?.into_iter().next())
+    }
+
+    /// BM25 over titles alone: `(id, title)` of the top `k`.
+    pub fn search_titles(&self, text: &str, k: usize) -> Result<Vec<(String, String)>> {
+        let terms = self.query_terms(text);
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| (Occur::Should, Box::new(TermQuery::new(Term::from_field_text(self.fields.title, t), IndexRecordOption::WithFreqs)) as Box<dyn Query>))
+            .collect();
+        let searcher = self.searcher();
+        let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(k).order_by_score())?;
+        top.into_iter().map(|(_, d)| self.paper(&searcher, d).map(|p| (p.id, p.title))).collect()
+    }
+
     /// Resolves ids of hits through the `id` fast field (no document store reads).
     pub fn ids(&self, searcher: &Searcher, docs: impl IntoIterator<Item = DocAddress>) -> Result<Vec<String>> {
         let mut columns: HashMap<u32, Option<StrColumn>> = HashMap::new();
@@ -161,6 +184,22 @@ impl PaperIndex {
     }
 }
 
+/// `doi:<doi>` and `arxiv:<id>` identifiers of a paper.
+fn external_ids(paper: &Paper) -> Vec<String> {
+    let mut out = Vec::new();
+    if !paper.doi.is_empty() {
+        out.push(format!("doi:{}", paper.doi));
+    }
+    for s in [&paper.doi, &paper.url] {
+        if let Some(a) = crate::corpus::paper::arxiv_id_of(s) {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+    }
+    out
+}
+
 /// Upserts papers; changes become visible after [`PaperWriter::commit`] and
 /// [`PaperIndex::reload`].
 pub struct PaperWriter {
@@ -182,6 +221,9 @@ impl PaperWriter {
         let text = format!("{}\n{}\n{}", paper.title, paper.abstract_text, paper.keywords.join(", "));
         doc.add_text(f.text, &text);
         doc.add_text(f.title, &paper.title);
+        for ext in external_ids(paper) {
+            doc.add_text(f.ext, &ext);
+        }
         doc.add_u64(f.year, paper.year.map_or(0, |y| y.max(0) as u64));
         let record = serde_json::to_string(paper).map_err(|e| Error::Library(e.to_string()))?;
         doc.add_text(f.record, &record);

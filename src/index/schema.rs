@@ -13,6 +13,8 @@ pub struct PaperFields {
     pub text: Field,
     /// Title alone, analyzed (for field-specific scoring and filtering).
     pub title: Field,
+    /// External identifiers (`doi:<doi>`, `arxiv:<id>`), exact terms, for linking.
+    pub ext: Field,
     /// Publication year (0 when unknown), for filtering and recency.
     pub year: Field,
     /// The whole [`crate::corpus::Paper`] as JSON, stored for display and export.
@@ -28,6 +30,7 @@ impl PaperFields {
             id: b.add_text_field("id", STRING | STORED | FAST),
             text: b.add_text_field("text", analyzed.clone()),
             title: b.add_text_field("title", analyzed),
+            ext: b.add_text_field("ext", STRING),
             year: b.add_u64_field("year", INDEXED | FAST),
             record: b.add_text_field("record", STORED),
         };
@@ -40,6 +43,7 @@ impl PaperFields {
             id: schema.get_field("id")?,
             text: schema.get_field("text")?,
             title: schema.get_field("title")?,
+            ext: schema.get_field("ext")?,
             year: schema.get_field("year")?,
             record: schema.get_field("record")?,
         })

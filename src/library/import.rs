@@ -82,7 +82,8 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
     let mut journal = Journal::load(&journal_path)?;
     let mut summary = ImportSummary { files: files.len(), ..Default::default() };
     let mut known = lib.papers().all_ids()?;
-    let mut writer = lib.papers().writer()?;
+    // The writer (and its lock) is taken only once there is something to write.
+    let mut writer: Option<crate::index::PaperWriter> = None;
 
     // Parse on a second thread while this one feeds the index writer.
     let (tx, rx) = mpsc::sync_channel::<Result<Option<Parsed>>>(4);
@@ -107,8 +108,12 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
                 progress.file_done(path, bytes);
                 continue;
             };
+            let w = match &mut writer {
+                Some(w) => w,
+                None => writer.insert(lib.papers().writer()?),
+            };
             for paper in &parsed.papers {
-                writer.upsert(paper)?;
+                w.upsert(paper)?;
                 let legacy_id = (paper.id.starts_with("doi:") && !paper.key.is_empty()).then(|| Paper::bibtex_id("", &paper.key));
                 let existed = known.contains(&paper.id) || legacy_id.as_ref().is_some_and(|l| known.remove(l));
                 if existed {
@@ -123,7 +128,7 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
             summary.notes.extend(parsed.note);
             pending_files.push((parsed.file, parsed.stamp));
             if since_commit >= COMMIT_EVERY {
-                writer.commit()?;
+                w.commit()?;
                 for (f, s) in pending_files.drain(..) {
                     journal.mark_done(&f, s);
                 }
@@ -132,14 +137,15 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
             }
             progress.file_done(path, bytes);
         }
-        writer.commit()?;
-        for (f, s) in pending_files.drain(..) {
-            journal.mark_done(&f, s);
+        if let Some(w) = writer.take() {
+            w.finish()?;
+            for (f, s) in pending_files.drain(..) {
+                journal.mark_done(&f, s);
+            }
+            journal.save()?;
         }
-        journal.save()?;
         Ok(())
     })?;
-    writer.finish()?;
     lib.papers().reload()?;
     progress.finish();
     Ok(summary)

@@ -43,11 +43,21 @@ impl Journal {
 
     /// Whether `file` was imported with exactly this content.
     pub fn is_done(&self, file: &Path, stamp: Stamp) -> bool {
-        self.files.get(&key(file)) == Some(&stamp)
+        self.is_done_as(file, "", stamp)
     }
 
     pub fn mark_done(&mut self, file: &Path, stamp: Stamp) {
-        self.files.insert(key(file), stamp);
+        self.mark_done_as(file, "", stamp)
+    }
+
+    /// Like [`Journal::is_done`] for one way of reading the file (`tag`,
+    /// e.g. a split filter).
+    pub fn is_done_as(&self, file: &Path, tag: &str, stamp: Stamp) -> bool {
+        self.files.get(&key(file, tag)) == Some(&stamp)
+    }
+
+    pub fn mark_done_as(&mut self, file: &Path, tag: &str, stamp: Stamp) {
+        self.files.insert(key(file, tag), stamp);
     }
 
     pub fn save(&self) -> Result<()> {
@@ -56,6 +66,7 @@ impl Journal {
     }
 }
 
-fn key(file: &Path) -> String {
-    std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()).to_string_lossy().into_owned()
+fn key(file: &Path, tag: &str) -> String {
+    let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()).to_string_lossy().into_owned();
+    if tag.is_empty() { path } else { format!("{path}#{tag}") }
 }

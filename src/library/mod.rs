@@ -5,8 +5,11 @@
 //! DIR/library.json          format version and the build that wrote it
 //! DIR/papers/               tantivy index; each document stores the full record
 //! DIR/import-journal.json   files already imported (path, size, content hash)
+//! DIR/evidence/             tantivy index of evidence spans
+//! DIR/evidence-journal.json citing-sentence files already imported
 //! ```
 
+pub mod evidence_import;
 pub mod import;
 pub mod journal;
 
@@ -15,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::evidence::store::EvidenceIndex;
 use crate::index::PaperIndex;
 
 /// On-disk format version. Bump when the layout or the index schema changes.
@@ -33,6 +37,7 @@ struct Meta {
 pub struct Library {
     dir: PathBuf,
     papers: PaperIndex,
+    evidence: EvidenceIndex,
 }
 
 impl Library {
@@ -80,7 +85,8 @@ impl Library {
             ));
         }
         let papers = PaperIndex::open_or_create(&dir.join("papers"))?;
-        Ok(Library { dir: dir.to_path_buf(), papers })
+        let evidence = EvidenceIndex::open_or_create(&dir.join("evidence"))?;
+        Ok(Library { dir: dir.to_path_buf(), papers, evidence })
     }
 
     fn stale(dir: &Path, why: &str) -> Error {
@@ -97,5 +103,9 @@ impl Library {
 
     pub fn papers(&self) -> &PaperIndex {
         &self.papers
+    }
+
+    pub fn evidence(&self) -> &EvidenceIndex {
+        &self.evidence
     }
 }

@@ -1,6 +1,9 @@
 //! Retrieval channels: each turns a query into a ranked list of paper ids.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+
+use serde::Serialize;
 
 use super::query::Query;
 use crate::error::Result;
@@ -9,12 +12,42 @@ use crate::library::Library;
 /// A ranked list from one channel, best first.
 pub type Ranked = Vec<(String, f32)>;
 
+/// An evidence span shown with a paper: a piece of a sentence in which
+/// another paper cited it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvidenceSnippet {
+    pub text: String,
+    /// How many citing sentences cite the paper with this span.
+    pub support: u32,
+    pub citing_title: String,
+    pub citing_year: Option<i32>,
+    /// The citing sentence.
+    pub sentence: String,
+}
+
+/// What a channel returns.
+#[derive(Debug, Clone, Default)]
+pub struct ChannelOutput {
+    pub ranked: Ranked,
+    /// How much to trust this list for this query, 0..=1 (each channel
+    /// defines its own measure; see [`super::Fusion`]).
+    pub confidence: f32,
+    /// Evidence found on the way, by paper id.
+    pub evidence: HashMap<String, Vec<EvidenceSnippet>>,
+}
+
+impl ChannelOutput {
+    pub fn plain(ranked: Ranked) -> ChannelOutput {
+        ChannelOutput { ranked, confidence: 1.0, evidence: HashMap::new() }
+    }
+}
+
 /// One way of finding candidate papers.
 pub trait Channel: Send + Sync {
     /// Short stable name (`bm25`, ...), used in output and `--stages`.
     fn name(&self) -> &'static str;
     /// The top `k` paper ids for the query, best first, with channel scores.
-    fn retrieve(&self, query: &Query, k: usize) -> Result<Ranked>;
+    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput>;
 }
 
 /// BM25 over the library's title + abstract + keywords. The query is the
@@ -34,15 +67,22 @@ impl Channel for Bm25Channel {
         "bm25"
     }
 
-    fn retrieve(&self, query: &Query, k: usize) -> Result<Ranked> {
+    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
         let text = format!("{} {} {}", query.local_text(), query.title, query.abstract_text);
         let index = self.library.papers();
         let searcher = index.searcher();
         let hits = index.search(&text, k)?;
         let ids = index.ids(&searcher, hits.iter().map(|h| h.doc))?;
-        Ok(ids.into_iter().zip(hits.iter().map(|h| h.score)).collect())
+        // Confidence: how far the best paper stands out from the second.
+        let confidence = match hits.as_slice() {
+            [first, second, ..] if first.score > 0.0 => (first.score - second.score) / first.score,
+            [_] => 1.0,
+            _ => 0.0,
+        };
+        let ranked = ids.into_iter().zip(hits.iter().map(|h| h.score)).collect();
+        Ok(ChannelOutput { ranked, confidence, evidence: HashMap::new() })
     }
 }
 
 /// Names of every channel this build has, in default order.
-pub const ALL_CHANNELS: &[&str] = &["bm25"];
+pub const ALL_CHANNELS: &[&str] = &["bm25", "evidence"];

@@ -1,8 +1,9 @@
 //! Pipeline: query → channels → fusion → ranked, explained candidates.
 
 pub mod channel;
+pub mod evidence_channel;
 pub mod query;
 pub mod recommender;
 
 pub use query::Query;
-pub use recommender::{Candidate, ChannelScore, Recommendations, Recommender};
+pub use recommender::{Candidate, ChannelScore, Fusion, Recommendations, Recommender};

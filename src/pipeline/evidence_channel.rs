@@ -1,0 +1,224 @@
+//! The evidence channel: spans prefetched with BM25 and BM25+, re-ranked by
+//! a rank ensemble, then papers ordered by best evidence rank, total
+//! support, recency.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tantivy::DocAddress;
+
+use super::channel::{Channel, ChannelOutput, EvidenceSnippet};
+use super::query::Query;
+use crate::error::Result;
+use crate::evidence::record::SpanRecord;
+use crate::evidence::spans::normalize;
+use crate::library::Library;
+
+/// Spans prefetched by each BM25 variant.
+pub const SPAN_PREFETCH: usize = 100;
+/// Evidence spans kept per paper.
+pub const SNIPPETS_PER_PAPER: usize = 3;
+/// Rank-fusion constant of the span ensemble.
+const SPAN_RRF_K: f32 = 60.0;
+
+/// A retrieved span with its ensemble rank (1-based).
+pub struct RankedSpan {
+    pub rank: usize,
+    pub record: SpanRecord,
+    /// Share of the query's idf mass that this span's terms cover, 0..=1.
+    pub coverage: f32,
+}
+
+/// Hook for a semantic re-ranker of spans (used for long queries).
+pub trait SpanReranker: Send + Sync {
+    /// Reorders `spans` in place for the query text.
+    fn rerank(&self, query: &str, spans: &mut Vec<RankedSpan>) -> Result<()>;
+}
+
+pub struct EvidenceChannel {
+    library: Arc<Library>,
+    reranker: Option<Box<dyn SpanReranker>>,
+    order: PaperOrder,
+}
+
+impl EvidenceChannel {
+    pub fn new(library: Arc<Library>) -> EvidenceChannel {
+        EvidenceChannel { library, reranker: None, order: PaperOrder::default() }
+    }
+
+    /// Adds a semantic re-ranker of the prefetched spans.
+    pub fn with_reranker(mut self, reranker: Box<dyn SpanReranker>) -> EvidenceChannel {
+        self.reranker = Some(reranker);
+        self
+    }
+
+    pub fn with_order(mut self, order: PaperOrder) -> EvidenceChannel {
+        self.order = order;
+        self
+    }
+
+    /// Share of the query's distinct terms that occur in the evidence
+    /// database at all: low when the query is about a field the database
+    /// does not cover.
+    pub fn vocabulary_coverage(&self, query: &Query) -> f32 {
+        let ev = self.library.evidence();
+        let terms = ev.terms(&normalize(&query.local_text()));
+        if terms.is_empty() {
+            return 0.0;
+        }
+        let known = terms.iter().filter(|t| ev.doc_freq(t) > 0).count();
+        known as f32 / terms.len() as f32
+    }
+
+    /// Spans for the query, best first.
+    pub fn spans(&self, query: &Query) -> Result<Vec<RankedSpan>> {
+        let ev = self.library.evidence();
+        // Spans were stored without citation markers; match them the same way.
+        let local = normalize(&query.local_text());
+        let terms = ev.terms(&local);
+        let hits = ev.search(&terms, SPAN_PREFETCH)?;
+        let mut fused: HashMap<DocAddress, f32> = HashMap::new();
+        for list in [&hits.okapi, &hits.plus] {
+            for (i, (doc, _)) in list.iter().enumerate() {
+                *fused.entry(*doc).or_default() += 1.0 / (SPAN_RRF_K + (i + 1) as f32);
+            }
+        }
+        let okapi_rank: HashMap<DocAddress, usize> = hits.okapi.iter().enumerate().map(|(i, (d, _))| (*d, i)).collect();
+        let mut order: Vec<(DocAddress, f32)> = fused.into_iter().collect();
+        order.sort_by(|a, b| {
+            b.1.total_cmp(&a.1).then(okapi_rank.get(&a.0).unwrap_or(&usize::MAX).cmp(okapi_rank.get(&b.0).unwrap_or(&usize::MAX)))
+        });
+        let idf = term_weights(&terms, ev);
+        let total: f32 = idf.values().sum();
+        debug_assert!(idf.len() == terms.len());
+        let searcher = ev.searcher();
+        let mut spans = Vec::with_capacity(order.len());
+        for (i, (doc, _)) in order.into_iter().enumerate() {
+            let record = ev.record(&searcher, doc)?;
+            let span_terms = ev.terms(&record.text);
+            let covered: f32 = span_terms.iter().filter_map(|t| idf.get(t)).sum();
+            spans.push(RankedSpan { rank: i + 1, coverage: if total > 0.0 { covered / total } else { 0.0 }, record });
+        }
+        if let Some(r) = &self.reranker {
+            r.rerank(&local, &mut spans)?;
+            for (i, s) in spans.iter_mut().enumerate() {
+                s.rank = i + 1;
+            }
+        }
+        Ok(spans)
+    }
+}
+
+fn term_weights(terms: &[String], ev: &crate::evidence::store::EvidenceIndex) -> HashMap<String, f32> {
+    let n = ev.num_spans() as f32;
+    terms
+        .iter()
+        .map(|t| {
+            let df = ev.doc_freq(t) as f32;
+            (t.clone(), (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+        })
+        .collect()
+}
+
+/// How papers are ordered from their spans.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PaperOrder {
+    /// Best (lowest) evidence rank, then total support, then recency.
+    BestRank,
+    /// Σ over the paper's spans of support / (k + rank): the best rank
+    /// dominates, and every further span (and sighting) adds a vote; ties
+    /// fall to recency. Better on `val` (see CHANGELOG).
+    Votes { k: f32 },
+}
+
+impl Default for PaperOrder {
+    fn default() -> PaperOrder {
+        PaperOrder::Votes { k: 5.0 }
+    }
+}
+
+/// A paper found through evidence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvidencePaper {
+    pub id: String,
+    pub best_rank: usize,
+    pub support: u32,
+    pub year: Option<i32>,
+    /// Decreasing along the order.
+    pub score: f32,
+}
+
+/// Papers cited by the ranked spans, in `order`.
+pub fn rank_papers(spans: &[RankedSpan], order: PaperOrder) -> Vec<EvidencePaper> {
+    let mut by_id: HashMap<&str, EvidencePaper> = HashMap::new();
+    for s in spans {
+        for c in &s.record.cited {
+            let p = by_id.entry(c.id.as_str()).or_insert_with(|| EvidencePaper {
+                id: c.id.clone(),
+                best_rank: s.rank,
+                support: 0,
+                year: c.year,
+                score: 0.0,
+            });
+            p.best_rank = p.best_rank.min(s.rank);
+            p.support += c.support();
+            if let PaperOrder::Votes { k } = order {
+                p.score += c.support() as f32 / (k + s.rank as f32);
+            }
+        }
+    }
+    let mut out: Vec<EvidencePaper> = by_id.into_values().collect();
+    match order {
+        PaperOrder::BestRank => {
+            out.sort_by(|a, b| {
+                a.best_rank.cmp(&b.best_rank).then(b.support.cmp(&a.support)).then(b.year.cmp(&a.year)).then(a.id.cmp(&b.id))
+            });
+            for p in &mut out {
+                p.score = 1.0 / p.best_rank as f32;
+            }
+        }
+        PaperOrder::Votes { .. } => {
+            out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.year.cmp(&a.year)).then(a.id.cmp(&b.id)));
+        }
+    }
+    out
+}
+
+/// A span as shown with one of the papers it cites.
+pub fn snippet(record: &SpanRecord, paper: &str) -> EvidenceSnippet {
+    let src = record.sources.first();
+    EvidenceSnippet {
+        text: record.text.clone(),
+        support: record.support_for(paper),
+        citing_title: src.map(|s| s.citing_title.clone()).unwrap_or_default(),
+        citing_year: src.and_then(|s| s.citing_year),
+        sentence: src.map(|s| s.sentence.clone()).unwrap_or_default(),
+    }
+}
+
+impl Channel for EvidenceChannel {
+    fn name(&self) -> &'static str {
+        "evidence"
+    }
+
+    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
+        let spans = self.spans(query)?;
+        let papers = rank_papers(&spans, self.order);
+        let mut evidence: HashMap<String, Vec<EvidenceSnippet>> = HashMap::new();
+        for s in &spans {
+            for c in &s.record.cited {
+                let list = evidence.entry(c.id.clone()).or_default();
+                if list.len() < SNIPPETS_PER_PAPER {
+                    list.push(snippet(&s.record, &c.id));
+                }
+            }
+        }
+        let confidence = spans.first().map_or(0.0, |s| s.coverage) * self.vocabulary_coverage(query).powi(4);
+        let ranked = papers
+            .into_iter()
+            .take(k)
+            .map(|p| (p.id, p.score))
+            .collect();
+        Ok(ChannelOutput { ranked, confidence, evidence })
+    }
+}

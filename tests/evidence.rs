@@ -1,0 +1,127 @@
+//! The evidence database: citing sentences from full text and from
+//! benchmark-style contexts, span extraction, and evidence-grounded
+//! recommendations.
+
+mod common;
+
+use std::io::Write;
+use std::sync::Arc;
+
+use citewise::evidence::spans::SpanKind;
+use citewise::library::evidence_import::import_evidence;
+use citewise::library::import::{import, ImportOptions, Quiet};
+use citewise::library::Library;
+use citewise::pipeline::{Query, Recommender};
+use common::fixture;
+
+const SHOKOUHI: &str = "doi:10.1145/2484028.2484076";
+const VASWANI: &str = "bib:vaswani2017attention";
+
+fn library_with_fixture() -> (tempfile::TempDir, Library) {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = Library::open_or_create(dir.path()).unwrap();
+    import(&lib, &[fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    (dir, lib)
+}
+
+#[test]
+fn full_text_is_linked_and_broken_spans_are_reported_per_sentence() {
+    let (_d, lib) = library_with_fixture();
+    let s = import_evidence(&lib, &[fixture("fulltext.jsonl")], None, false).unwrap();
+    let (_, r) = &s.reports[0];
+    assert_eq!(r.documents, 2);
+    assert_eq!((r.bib_entries, r.bib_entries_linked), (6, 4));
+    assert_eq!(r.linked_by.get("doi"), Some(&1), "{:?}", r.linked_by);
+    assert_eq!(r.linked_by.get("title"), Some(&2), "{:?}", r.linked_by);
+    assert_eq!(r.problems.len(), 3, "{:#?}", r.problems);
+    assert!(r.problems[0].contains("fulltext.jsonl:2:"), "{}", r.problems[0]);
+    assert!(r.problems[1].contains("cite span 900..950 is out of range"), "{}", r.problems[1]);
+    assert!(r.problems[2].contains("missing bib entry `zz`"), "{}", r.problems[2]);
+    assert_eq!(r.sentences, 3);
+
+    let records = lib.evidence().all_records().unwrap();
+    let find = |text: &str| records.iter().find(|r| r.text == text).unwrap_or_else(|| panic!("no span {text:?} in {records:#?}"));
+    let between = find("Personalised ranking of query completions for a typed prefix was introduced by Shokouhi");
+    assert_eq!(between.cited[0].id, SHOKOUHI);
+    assert!(between.kinds.contains(&SpanKind::Between) && between.kinds.contains(&SpanKind::Sentence));
+    assert_eq!(between.sources[0].citing_title, "Completion and Attention: A Test Paper");
+    assert_eq!(between.sources[0].citing_year, Some(2023));
+    assert_eq!(find("self-attention Transformer").cited[0].id, VASWANI);
+    // The sentence whose only citation is unlinked yields nothing; neither
+    // does the one with the broken span, nor the one citing a missing entry.
+    assert!(records.iter().all(|r| !r.text.contains("café") && !r.text.contains("broken span") && !r.text.contains("missing entry")));
+    // The sentence after the broken ones still counts.
+    assert_eq!(find("Query completion with the transformer").cited[0].id, VASWANI);
+
+    // Importing again changes nothing; forcing it does not double support.
+    let again = import_evidence(&lib, &[fixture("fulltext.jsonl")], None, false).unwrap();
+    assert_eq!(again.files_unchanged, 1);
+    let forced = import_evidence(&lib, &[fixture("fulltext.jsonl")], None, true).unwrap();
+    assert_eq!(forced.stats.spans, s.stats.spans);
+    let support: u32 = lib.evidence().all_records().unwrap().iter().flat_map(|r| r.cited.iter().map(|c| c.support())).sum();
+    let support_before: u32 = records.iter().flat_map(|r| r.cited.iter().map(|c| c.support())).sum();
+    assert_eq!(support, support_before);
+}
+
+fn contexts_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("contexts.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
+    let rows = [
+        (SHOKOUHI, "train", "Completions of a typed query prefix can be personalised with the user's history [CIT]."),
+        (SHOKOUHI, "train", "Following [CIT], we personalise query auto-completion."),
+        (SHOKOUHI, "train", "Search history features help rank query completions (Jones, 2010) [CIT]."),
+        ("bib:brants2000tnt", "train", "We tagged the corpus using TnT [CIT] trained on the WSJ."),
+        ("bib:brants2000tnt", "test", "Tagging used TnT [CIT]."),
+    ];
+    for (i, (cited, split, ctx)) in rows.iter().enumerate() {
+        let row = serde_json::json!({"id": format!("c{i}"), "source": "s", "split": split, "citing_id": format!("citing:{i}"),
+            "citing_title": format!("Citing paper {i}"), "context": ctx, "cited": [cited]});
+        writeln!(gz, "{row}").unwrap();
+    }
+    gz.finish().unwrap();
+    path
+}
+
+#[test]
+fn benchmark_contexts_build_evidence_with_support() {
+    let (d, lib) = library_with_fixture();
+    let file = contexts_file(d.path());
+    let s = import_evidence(&lib, &[file.clone()], Some("train"), false).unwrap();
+    assert_eq!(s.sentences, 4, "the test row is left out");
+    let records = lib.evidence().all_records().unwrap();
+    let tnt = records.iter().find(|r| r.text == "TnT").expect("the mention TnT");
+    assert_eq!(tnt.kinds, [SpanKind::Mention]);
+    assert_eq!(tnt.cited[0].id, "bib:brants2000tnt");
+    assert_eq!(tnt.cited[0].year, Some(2000), "cited paper's year from the library");
+    assert!(records.iter().all(|r| !r.text.contains("Jones") && !r.text.contains("[CIT]")), "markers are stripped");
+    let stats = lib.evidence().stats().unwrap();
+    assert_eq!(stats.papers, 2);
+    // A different split of the same file is a different import.
+    let test_split = import_evidence(&lib, &[file], Some("test"), false).unwrap();
+    assert_eq!((test_split.files_unchanged, test_split.sentences), (0, 1));
+}
+
+#[test]
+fn recommendations_carry_evidence_and_channels() {
+    let (d, lib) = library_with_fixture();
+    import_evidence(&lib, &[contexts_file(d.path())], Some("train"), false).unwrap();
+    let rec = Recommender::new(Arc::new(lib));
+    let r = rec.recommend(&Query::new("We personalise the completions of a typed query prefix [CIT].").with_k(5)).unwrap();
+    let top = &r.candidates[0];
+    assert_eq!(top.id, SHOKOUHI);
+    let channels: Vec<&str> = top.channels.iter().map(|c| c.channel).collect();
+    assert_eq!(channels, ["bm25", "evidence"]);
+    assert!(!top.evidence.is_empty());
+    assert!(top.evidence[0].text.to_lowercase().contains("query") || top.evidence[0].text.contains("prefix"), "{:?}", top.evidence);
+    assert!(top.evidence[0].citing_title.starts_with("Citing paper"));
+
+    // A paper found by BM25 alone still shows its evidence from the database.
+    let r = rec.recommend(&Query::new("a statistical part-of-speech tagger").with_k(3)).unwrap();
+    let tnt = r.candidates.iter().find(|c| c.id == "bib:brants2000tnt").expect("TnT is found");
+    assert!(!tnt.evidence.is_empty(), "{tnt:?}");
+
+    // Papers without evidence show none.
+    let bleu = rec.recommend(&Query::new("BLEU n-gram precision").with_k(1)).unwrap();
+    assert_eq!(bleu.candidates[0].id, "bib:papineni2002bleu");
+    assert!(bleu.candidates[0].evidence.is_empty());
+}
