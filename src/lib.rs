@@ -1,18 +1,22 @@
 //! citewise: recommends papers to cite at the cursor, with evidence.
 //!
 //! Layers, each depending only on those before it:
-//! `corpus` (records, importers) → `index` (tantivy BM25) → `library`
-//! (on-disk store, import) → `pipeline` (query → channels → fusion) →
-//! `eval` (metrics, harness) → `cli` (the `citewise` command).
+//! `corpus` (records, importers) → `index` (tantivy BM25), `evidence`
+//! (citing sentences → spans) → `library` (on-disk store, import) →
+//! `pipeline` (query → channels → fusion, worker) →
+//! `eval` (metrics, harness), `export` (BibTeX, citations) → `tui` (the
+//! editor) → `cli` (the `citewise` command).
 
 pub mod cli;
 pub mod corpus;
 pub mod error;
 pub mod eval;
 pub mod evidence;
+pub mod export;
 pub mod index;
 pub mod library;
 pub mod pipeline;
+pub mod tui;
 pub mod util;
 
 pub use error::{Error, Result};

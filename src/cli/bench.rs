@@ -21,6 +21,18 @@ pub enum BenchWhat {
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Input-to-render latency of the editor while recommendations run in the background
+    Keys {
+        /// Library to recommend from [default: the --library / default library]
+        #[arg(long, value_name = "DIR")]
+        library: Option<PathBuf>,
+        /// Keystrokes to time
+        #[arg(long, default_value_t = 2000)]
+        keys: usize,
+        /// Pause between keystrokes, in milliseconds (a fast typist: 30)
+        #[arg(long, default_value_t = 30)]
+        gap_ms: u64,
+    },
 }
 
 #[derive(Serialize)]
@@ -49,6 +61,20 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             drop(lib);
             let _ = std::fs::remove_dir_all(&dir);
             println!("{}", serde_json::to_string(&r)?);
+        }
+        BenchWhat::Keys { library, keys, gap_ms } => {
+            let dir = match library {
+                Some(d) => d.clone(),
+                None => std::env::var_os(crate::library::LIBRARY_ENV).map(PathBuf::from).map_or_else(Library::default_dir, Ok)?,
+            };
+            let lib = std::sync::Arc::new(Library::open(&dir)?);
+            let papers = lib.papers().num_papers();
+            let ms = crate::tui::latency::input_latency(lib, *keys, std::time::Duration::from_millis(*gap_ms))?;
+            let q = |p| crate::eval::metrics::quantile(&ms, p);
+            println!(
+                "{}",
+                serde_json::json!({"papers": papers, "keys": ms.len(), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)})
+            );
         }
     }
     Ok(())

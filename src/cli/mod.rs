@@ -10,21 +10,45 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::library::{Library, LIBRARY_ENV};
 
 /// citewise: find the papers worth citing at your cursor, with the evidence
 /// of other authors who cited them for similar claims.
 #[derive(Debug, Parser)]
-#[command(name = "citewise", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "citewise",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    args_conflicts_with_subcommands = true,
+    after_help = "With no command, opens FILE (a .tex or .md draft) in the editor."
+)]
 pub struct Cli {
     /// Library directory [default: the platform data dir, e.g. ~/.local/share/citewise/library]
     #[arg(long, global = true, env = LIBRARY_ENV, value_name = "DIR")]
     pub library: Option<PathBuf>,
 
+    /// The draft to open in the editor (created on save if it does not exist)
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// Open the editor on a small built-in library and draft
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Bibliography file that exports go to [default: references.bib beside the draft]
+    #[arg(long, value_name = "FILE")]
+    pub bib: Option<PathBuf>,
+
+    /// Configuration file [default: config.toml in the platform config dir]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,12 +70,46 @@ pub enum Command {
 pub fn main() -> Result<()> {
     let cli = Cli::parse();
     match &cli.command {
-        Command::Import(a) => import::run(&library_dir(&cli)?, a),
-        Command::Recommend(a) => recommend::run(&open_library(&cli)?, a),
-        Command::Eval(a) => eval::run(a),
-        Command::Bench(a) => bench::run(a),
-        Command::Info(a) => info(&cli, a),
+        Some(Command::Import(a)) => import::run(&library_dir(&cli)?, a),
+        Some(Command::Recommend(a)) => recommend::run(&open_library(&cli)?, a),
+        Some(Command::Eval(a)) => eval::run(a),
+        Some(Command::Bench(a)) => bench::run(a),
+        Some(Command::Info(a)) => info(&cli, a),
+        None => editor(&cli),
     }
+}
+
+fn data_dir() -> Result<PathBuf> {
+    directories::ProjectDirs::from("", "", "citewise")
+        .map(|d| d.data_dir().to_path_buf())
+        .context("no home directory to keep autosaves in")
+}
+
+fn editor(cli: &Cli) -> Result<()> {
+    use std::io::IsTerminal;
+    let (library, draft) = if cli.demo {
+        let (lib, draft) = crate::tui::demo::prepare(&data_dir()?.join("demo"))?;
+        (lib, Some(draft))
+    } else {
+        if cli.file.is_none() {
+            Cli::command().print_help()?;
+            println!();
+            return Ok(());
+        }
+        (library_dir(cli)?, cli.file.clone())
+    };
+    if !std::io::stdout().is_terminal() {
+        anyhow::bail!("the editor needs a terminal; for scripts use `citewise recommend`");
+    }
+    let session = crate::tui::prepare(&crate::tui::Options {
+        draft,
+        bib: cli.bib.clone(),
+        library,
+        config: cli.config.clone(),
+        autosave_dir: data_dir()?.join("autosave"),
+    })?;
+    crate::tui::run(session)?;
+    Ok(())
 }
 
 fn library_dir(cli: &Cli) -> Result<PathBuf> {

@@ -4,6 +4,7 @@ pub mod channel;
 pub mod evidence_channel;
 pub mod query;
 pub mod recommender;
+pub mod worker;
 
 pub use query::Query;
 pub use recommender::{Candidate, ChannelScore, Fusion, Recommendations, Recommender};

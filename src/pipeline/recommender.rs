@@ -44,6 +44,10 @@ pub struct Candidate {
 /// The answer to a query.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Recommendations {
+    /// The last stage that contributed (a channel name).
+    pub stage: String,
+    /// Whether every stage has run (false for the early results of a stream).
+    pub complete: bool,
     pub candidates: Vec<Candidate>,
     /// Wall time per stage, in order.
     #[serde(serialize_with = "ser_timings")]
@@ -177,29 +181,56 @@ impl Recommender {
     }
 
     fn run(&self, query: &Query, with_records: bool) -> Result<Recommendations> {
+        let mut last = None;
+        self.stream(query, with_records, &mut |r| {
+            if r.complete {
+                last = Some(r);
+            }
+            true
+        })?;
+        Ok(last.expect("a stream that is not cancelled ends complete"))
+    }
+
+    /// Runs the stages one after the other and hands the results so far to
+    /// `on_stage` after each (with records and evidence); `on_stage`
+    /// returning false stops the run there (a newer request superseded it).
+    pub fn recommend_streaming(&self, query: &Query, on_stage: &mut dyn FnMut(Recommendations) -> bool) -> Result<()> {
+        self.stream(query, true, on_stage)
+    }
+
+    fn stream(&self, query: &Query, with_records: bool, on_stage: &mut dyn FnMut(Recommendations) -> bool) -> Result<()> {
         let mut query = query.clone();
         let notices = query.validate()?;
         let mut timings = Vec::new();
         let mut outputs = Vec::with_capacity(self.channels.len());
-        for ch in &self.channels {
+        for (i, ch) in self.channels.iter().enumerate() {
             let t = Instant::now();
             outputs.push((ch.name(), ch.retrieve(&query, self.prefetch.max(query.k))?));
             timings.push((ch.name().to_string(), t.elapsed()));
-        }
-        let t = Instant::now();
-        let mut candidates = fuse(&outputs, &self.fusion);
-        candidates.truncate(query.k);
-        timings.push(("fuse".into(), t.elapsed()));
-        if with_records {
-            let t = Instant::now();
-            let index = self.library.papers();
-            for c in &mut candidates {
-                c.paper = index.paper_by_id(&c.id)?;
+            let complete = i + 1 == self.channels.len();
+            if !complete && !with_records {
+                continue; // nobody looks at early results without records
             }
-            self.attach_evidence(&query, &outputs, &mut candidates)?;
-            timings.push(("records".into(), t.elapsed()));
+            let mut stage_timings = timings.clone();
+            let t = Instant::now();
+            let mut candidates = fuse(&outputs, &self.fusion);
+            candidates.truncate(query.k);
+            stage_timings.push(("fuse".into(), t.elapsed()));
+            if with_records {
+                let t = Instant::now();
+                let index = self.library.papers();
+                for c in &mut candidates {
+                    c.paper = index.paper_by_id(&c.id)?;
+                }
+                self.attach_evidence(&query, &outputs, &mut candidates)?;
+                stage_timings.push(("records".into(), t.elapsed()));
+            }
+            let r = Recommendations { stage: ch.name().to_string(), complete, candidates, timings: stage_timings, notices: notices.clone() };
+            if !on_stage(r) {
+                return Ok(());
+            }
         }
-        Ok(Recommendations { candidates, timings, notices })
+        Ok(())
     }
 
     /// Gives each candidate its evidence: the spans the evidence channel

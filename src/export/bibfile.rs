@@ -1,0 +1,280 @@
+//! Exporting papers to a BibTeX file: keys in the configured style,
+//! duplicates (same DOI, or same key and title) not added again, the file
+//! written atomically with a `.bak` of what it held before.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::keys::{base_key, unique_key, KeyStyle};
+use crate::corpus::bibtex::{parse_source, split_blocks, EntryOutcome};
+use crate::corpus::source::decode_text;
+use crate::corpus::Paper;
+use crate::error::{Error, Result};
+use crate::evidence::link::normalize_title;
+
+/// What happened to one paper of an export.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exported {
+    /// Appended under this key.
+    Added(String),
+    /// Already in the file under this key.
+    Present(String),
+}
+
+impl Exported {
+    pub fn key(&self) -> &str {
+        match self {
+            Exported::Added(k) | Exported::Present(k) => k,
+        }
+    }
+}
+
+/// The outcome of an export.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportReport {
+    pub file: PathBuf,
+    /// In the order the papers were given.
+    pub entries: Vec<Exported>,
+    /// Where the previous content was saved (none for a new file).
+    pub backup: Option<PathBuf>,
+}
+
+impl ExportReport {
+    pub fn keys(&self) -> Vec<String> {
+        self.entries.iter().map(|e| e.key().to_string()).collect()
+    }
+    pub fn added(&self) -> usize {
+        self.entries.iter().filter(|e| matches!(e, Exported::Added(_))).count()
+    }
+}
+
+/// Keys, DOIs and titles of the entries a BibTeX text holds.
+struct Existing {
+    keys: Vec<String>,
+    /// (doi, key)
+    dois: Vec<(String, String)>,
+    /// (normalised title, key)
+    titles: Vec<(String, String)>,
+}
+
+fn existing(text: &str) -> Existing {
+    let mut e = Existing { keys: Vec::new(), dois: Vec::new(), titles: Vec::new() };
+    // Keys straight from the block headers, so entries the parser rejects still count.
+    for block in split_blocks(text).into_iter().flatten() {
+        if matches!(block.kind.as_str(), "string" | "comment" | "preamble") {
+            continue;
+        }
+        let after = &block.text[block.text.find(['{', '(']).map_or(0, |i| i + 1)..];
+        let key = after.split(',').next().unwrap_or("").trim();
+        if !key.is_empty() {
+            e.keys.push(key.to_string());
+        }
+    }
+    for outcome in parse_source(text) {
+        if let EntryOutcome::Paper(p) = outcome {
+            if !p.doi.is_empty() {
+                e.dois.push((p.doi.clone(), p.key.clone()));
+            }
+            e.titles.push((normalize_title(&p.title), p.key.clone()));
+        }
+    }
+    e
+}
+
+/// The BibTeX text of a paper under `key`: its original entry with the key
+/// replaced, or one generated from its fields.
+pub fn entry_text(p: &Paper, key: &str) -> String {
+    // An original entry that needs @string macros of its source file does not
+    // stand alone; generate one then.
+    if !p.bibtex.is_empty() && biblatex::Bibliography::parse(&p.bibtex).is_ok() {
+        if let Some(open) = p.bibtex.find(['{', '(']) {
+            if let Some(comma) = p.bibtex[open..].find(',') {
+                return format!("{}{}{}", &p.bibtex[..=open], key, &p.bibtex[open + comma..]);
+            }
+        }
+    }
+    generate(p, key)
+}
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' | '%' | '$' | '#' | '_' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '{' | '}' => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn generate(p: &Paper, key: &str) -> String {
+    let kind = if p.entry_type.is_empty() { "article" } else { p.entry_type.as_str() };
+    let mut fields: Vec<(&str, String)> = vec![("title", format!("{{{}}}", escape(&p.title)))];
+    if !p.authors.is_empty() {
+        fields.push(("author", p.authors.iter().map(|a| escape(a)).collect::<Vec<_>>().join(" and ")));
+    }
+    if let Some(y) = p.year {
+        fields.push(("year", y.to_string()));
+    }
+    if !p.venue.is_empty() {
+        let f = if kind == "inproceedings" { "booktitle" } else { "journal" };
+        fields.push((f, escape(&p.venue)));
+    }
+    if !p.doi.is_empty() {
+        fields.push(("doi", p.doi.clone()));
+    }
+    if !p.url.is_empty() {
+        fields.push(("url", p.url.clone()));
+    }
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("  {k} = {{{v}}}")).collect();
+    format!("@{kind}{{{key},\n{}\n}}", body.join(",\n"))
+}
+
+/// Where the backup of `file` goes: `references.bib.bak`.
+pub fn backup_path(file: &Path) -> PathBuf {
+    let mut name = file.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".bak");
+    file.with_file_name(name)
+}
+
+/// Exports papers to `file` with real file I/O.
+pub fn export(file: &Path, papers: &[Paper], style: KeyStyle) -> Result<ExportReport> {
+    export_with(file, papers, style, &mut |f| Box::new(f))
+}
+
+/// Exports papers to `file`; `wrap` wraps the temporary file's writer (tests
+/// inject failures through it). The file is re-read right before writing so
+/// edits made meanwhile by other programs are kept; if it changes while the
+/// new content is written, the export starts over (up to three times).
+pub fn export_with(
+    file: &Path,
+    papers: &[Paper],
+    style: KeyStyle,
+    wrap: &mut dyn FnMut(std::fs::File) -> Box<dyn Write>,
+) -> Result<ExportReport> {
+    for _ in 0..3 {
+        let before = read_state(file)?;
+        if let Some(meta) = &before.meta {
+            if meta.permissions().readonly() {
+                return Err(Error::Library(format!("{} is read-only; nothing was written", file.display())));
+            }
+        }
+        let (content, entries) = plan(&before.text, papers, style);
+        if entries.iter().all(|e| matches!(e, Exported::Present(_))) {
+            return Ok(ExportReport { file: file.to_path_buf(), entries, backup: None });
+        }
+        let tmp = write_temp(file, content.as_bytes(), wrap)?;
+        // Someone else wrote the file meanwhile: plan again from their version.
+        if read_state(file)?.text != before.text {
+            let _ = std::fs::remove_file(&tmp);
+            continue;
+        }
+        let backup = if before.meta.is_some() {
+            let b = backup_path(file);
+            std::fs::copy(file, &b).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                Error::io(&b, e)
+            })?;
+            Some(b)
+        } else {
+            None
+        };
+        std::fs::rename(&tmp, file).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::io(file, e)
+        })?;
+        return Ok(ExportReport { file: file.to_path_buf(), entries, backup });
+    }
+    Err(Error::Library(format!("{} kept changing while exporting; nothing was written", file.display())))
+}
+
+/// The keys `papers` have or would get in `file`, without writing anything.
+pub fn planned_keys(file: &Path, papers: &[Paper], style: KeyStyle) -> Result<Vec<String>> {
+    let state = read_state(file)?;
+    Ok(plan(&state.text, papers, style).1.iter().map(|e| e.key().to_string()).collect())
+}
+
+/// (key, DOI, normalised title) of every entry of a BibTeX file (empty when
+/// the file does not exist).
+pub fn entries_of(file: &Path) -> Result<Vec<(String, String, String)>> {
+    let state = read_state(file)?;
+    Ok(parse_source(&state.text)
+        .into_iter()
+        .filter_map(|o| match o {
+            EntryOutcome::Paper(p) => Some((p.key.clone(), p.doi.clone(), normalize_title(&p.title))),
+            EntryOutcome::Skipped { .. } => None,
+        })
+        .collect())
+}
+
+struct FileState {
+    text: String,
+    meta: Option<std::fs::Metadata>,
+}
+
+fn read_state(file: &Path) -> Result<FileState> {
+    match std::fs::read(file) {
+        Ok(bytes) => Ok(FileState { text: decode_text(&bytes).text, meta: Some(std::fs::metadata(file).map_err(|e| Error::io(file, e))?) }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileState { text: String::new(), meta: None }),
+        Err(e) => Err(Error::io(file, e)),
+    }
+}
+
+/// The new file content and what happens to each paper.
+fn plan(current: &str, papers: &[Paper], style: KeyStyle) -> (String, Vec<Exported>) {
+    let mut ex = existing(current);
+    let mut content = current.to_string();
+    let mut entries = Vec::new();
+    for p in papers {
+        let title = normalize_title(&p.title);
+        if let Some((_, k)) = ex.dois.iter().find(|(d, _)| !p.doi.is_empty() && *d == p.doi) {
+            entries.push(Exported::Present(k.clone()));
+            continue;
+        }
+        let base = base_key(p, style);
+        // The same key with the same title is the same paper.
+        let same = ex.titles.iter().find(|(t, k)| *t == title && (k == &base || k.starts_with(&base)));
+        if let Some((_, k)) = same {
+            entries.push(Exported::Present(k.clone()));
+            continue;
+        }
+        let key = unique_key(&base, |k| ex.keys.iter().any(|e| e == k));
+        if !content.is_empty() && !content.ends_with("\n\n") {
+            content.push_str(if content.ends_with('\n') { "\n" } else { "\n\n" });
+        }
+        content.push_str(&entry_text(p, &key));
+        content.push('\n');
+        ex.keys.push(key.clone());
+        if !p.doi.is_empty() {
+            ex.dois.push((p.doi.clone(), key.clone()));
+        }
+        ex.titles.push((title, key.clone()));
+        entries.push(Exported::Added(key));
+    }
+    (content, entries)
+}
+
+fn write_temp(file: &Path, bytes: &[u8], wrap: &mut dyn FnMut(std::fs::File) -> Box<dyn Write>) -> Result<PathBuf> {
+    let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.citewise-{}.tmp", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let f = std::fs::File::create(&tmp)?;
+        let mut w = wrap(f.try_clone()?);
+        w.write_all(bytes)?;
+        w.flush()?;
+        drop(w);
+        f.sync_all()
+    })();
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(Error::io(file, e))
+        }
+    }
+}

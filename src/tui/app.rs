@@ -1,0 +1,483 @@
+//! The editor's state and how keys change it. Pure: no terminal, no
+//! threads, no files. What needs the outside world comes back as
+//! [`Effect`]s for the runtime to carry out.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+use super::context::{cursor_context, selection_context, ContextMode};
+use super::keymap::{Action, Key, Keymap};
+use super::theme::Theme;
+use crate::corpus::Paper;
+use crate::evidence::link::normalize_title;
+use crate::export::keys::base_key;
+use crate::export::{CiteSyntax, ExportReport, KeyStyle};
+use crate::pipeline::{Candidate, Query, Recommendations};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Editor,
+    Results,
+    Evidence,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Overlay {
+    None,
+    Help,
+    /// A message box (export confirmation, errors); any key closes it.
+    Message { title: String, lines: Vec<String> },
+    /// An autosave newer than the file was found.
+    Restore { text: String, when: String },
+    /// Typing the results filter.
+    Filter,
+}
+
+/// Work for the runtime.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Request(Query),
+    Save,
+    Export(Vec<Paper>),
+    /// Export, then insert the citation of these papers at the cursor.
+    ExportAndCite(Vec<Paper>),
+    CopyKeys(Vec<Paper>),
+    Open(String),
+    Quit,
+}
+
+/// The results of the newest request.
+#[derive(Debug, Clone, Default)]
+pub struct ResultsView {
+    pub request: u64,
+    pub stage: String,
+    pub complete: bool,
+    pub candidates: Vec<Candidate>,
+    pub timings: Vec<(String, std::time::Duration)>,
+    pub notices: Vec<String>,
+    /// Analyzed query terms, for highlighting evidence.
+    pub query_terms: Vec<String>,
+}
+
+pub struct App {
+    pub editor: TextArea<'static>,
+    pub draft: Option<PathBuf>,
+    pub bib: PathBuf,
+    pub focus: Focus,
+    pub overlay: Overlay,
+    pub results: Option<ResultsView>,
+    /// Index into the visible (filtered) results.
+    pub selected: usize,
+    pub evidence_selected: usize,
+    pub marked: BTreeSet<String>,
+    pub filter: String,
+    pub pending: Option<u64>,
+    pub status: String,
+    pub dirty: bool,
+    quit_armed: bool,
+    pub spinner: usize,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub context_mode: ContextMode,
+    pub cite_syntax: CiteSyntax,
+    pub key_style: KeyStyle,
+    pub k: usize,
+    pub backend: String,
+    pub library_papers: u64,
+    /// (key, DOI, normalised title) of the bibliography file's entries.
+    pub bib_entries: Vec<(String, String, String)>,
+}
+
+pub struct AppSettings {
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub context_mode: ContextMode,
+    pub cite_syntax: CiteSyntax,
+    pub key_style: KeyStyle,
+    pub k: usize,
+    pub backend: String,
+    pub library_papers: u64,
+}
+
+impl App {
+    pub fn new(text: &str, draft: Option<PathBuf>, bib: PathBuf, s: AppSettings) -> App {
+        let mut editor = TextArea::new(to_lines(text));
+        editor.set_wrap_mode(WrapMode::WordOrGlyph);
+        editor.set_max_histories(1000);
+        App {
+            editor,
+            draft,
+            bib,
+            focus: Focus::Editor,
+            overlay: Overlay::None,
+            results: None,
+            selected: 0,
+            evidence_selected: 0,
+            marked: BTreeSet::new(),
+            filter: String::new(),
+            pending: None,
+            status: String::new(),
+            dirty: false,
+            quit_armed: false,
+            spinner: 0,
+            keymap: s.keymap,
+            theme: s.theme,
+            context_mode: s.context_mode,
+            cite_syntax: s.cite_syntax,
+            key_style: s.key_style,
+            k: s.k,
+            backend: s.backend,
+            library_papers: s.library_papers,
+            bib_entries: Vec::new(),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.editor.lines().join("\n")
+    }
+
+    /// The draft's title and abstract, read from LaTeX (`\title{..}`,
+    /// `abstract` environment) or Markdown front matter (`title:`, `abstract:`).
+    pub fn global_context(&self) -> (String, String) {
+        global_context(&self.text())
+    }
+
+    /// The request for the text at the cursor.
+    pub fn query(&self) -> Query {
+        let lines = self.editor.lines();
+        let context = match self.editor.selection_range() {
+            Some((start, end)) if start != end => selection_context(lines, start, end),
+            _ => {
+                let c = self.editor.cursor();
+                cursor_context(lines, (c.0, c.1), self.context_mode)
+            }
+        };
+        let (title, abstract_text) = self.global_context();
+        Query::new(context).with_global(title, abstract_text).with_k(self.k)
+    }
+
+    /// Candidates after removing papers the draft already cites and
+    /// applying the filter.
+    pub fn visible(&self) -> Vec<&Candidate> {
+        let Some(r) = &self.results else { return Vec::new() };
+        let f = self.filter.to_lowercase();
+        r.candidates
+            .iter()
+            .filter(|c| {
+                f.is_empty()
+                    || c.paper.as_ref().is_some_and(|p| {
+                        p.title.to_lowercase().contains(&f)
+                            || p.authors.iter().any(|a| a.to_lowercase().contains(&f))
+                            || p.venue.to_lowercase().contains(&f)
+                    })
+            })
+            .collect()
+    }
+
+    pub fn current(&self) -> Option<&Candidate> {
+        self.visible().get(self.selected).copied()
+    }
+
+    fn marked_papers(&self) -> Vec<Paper> {
+        let Some(r) = &self.results else { return Vec::new() };
+        let mut papers: Vec<Paper> =
+            r.candidates.iter().filter(|c| self.marked.contains(&c.id)).filter_map(|c| c.paper.clone()).collect();
+        if papers.is_empty() {
+            papers.extend(self.current().and_then(|c| c.paper.clone()));
+        }
+        papers
+    }
+
+    /// Keys the draft cites, resolved to the papers they stand for through
+    /// the bibliography file, decide which candidates are already cited.
+    fn already_cited(&self, c: &Candidate) -> bool {
+        let Some(p) = &c.paper else { return false };
+        let cited = crate::export::cite::cited_keys(&self.text());
+        if cited.is_empty() {
+            return false;
+        }
+        let title = normalize_title(&p.title);
+        cited.iter().any(|k| {
+            *k == p.key
+                || *k == base_key(p, self.key_style)
+                || self.bib_entries.iter().any(|(bk, doi, t)| bk == k && ((!doi.is_empty() && *doi == p.doi) || *t == title))
+        })
+    }
+
+    /// Results of a stage arrived.
+    pub fn on_results(&mut self, id: u64, r: Recommendations, query_terms: Vec<String>) {
+        if Some(id) != self.pending && self.results.as_ref().is_none_or(|v| v.request != id) {
+            return; // superseded
+        }
+        // Keep the highlighted paper highlighted when a later stage of the
+        // same request reorders; a new request starts at the top.
+        let same_request = self.results.as_ref().is_some_and(|v| v.request == id);
+        let keep = self.current().map(|c| c.id.clone()).filter(|_| same_request);
+        let mut view = ResultsView {
+            request: id,
+            stage: r.stage.clone(),
+            complete: r.complete,
+            candidates: r.candidates,
+            timings: r.timings,
+            notices: r.notices,
+            query_terms,
+        };
+        view.candidates.retain(|c| !self.already_cited(c));
+        self.results = Some(view);
+        if r.complete {
+            self.pending = None;
+        }
+        self.selected = keep.and_then(|id| self.visible().iter().position(|c| c.id == id)).unwrap_or(0);
+        self.evidence_selected = 0;
+        if let Some(n) = self.results.as_ref().and_then(|v| v.notices.first()) {
+            self.status = n.clone();
+        }
+    }
+
+    pub fn on_failed(&mut self, id: u64, message: String) {
+        if Some(id) == self.pending {
+            self.pending = None;
+            self.status = message;
+        }
+    }
+
+    pub fn on_exported(&mut self, result: Result<ExportReport, String>, cite: bool) {
+        match result {
+            Ok(report) => {
+                let keys = report.keys();
+                let mut lines = vec![format!(
+                    "{} added, {} already there, in {}",
+                    report.added(),
+                    keys.len() - report.added(),
+                    report.file.display()
+                )];
+                lines.extend(report.entries.iter().map(|e| match e {
+                    crate::export::Exported::Added(k) => format!("  + {k}"),
+                    crate::export::Exported::Present(k) => format!("  = {k} (already there)"),
+                }));
+                if let Some(b) = &report.backup {
+                    lines.push(format!("previous version saved as {}", b.display()));
+                }
+                if cite {
+                    let citation = self.cite_syntax.format(&keys);
+                    self.editor.insert_str(&citation);
+                    self.dirty = true;
+                    self.focus = Focus::Editor;
+                    self.status = format!("inserted {citation}");
+                    self.marked.clear();
+                } else {
+                    self.overlay = Overlay::Message { title: "Exported".into(), lines };
+                }
+            }
+            Err(e) => self.overlay = Overlay::Message { title: "Export failed".into(), lines: vec![e] },
+        }
+    }
+
+    /// A key was pressed.
+    pub fn on_key(&mut self, ev: KeyEvent) -> Vec<Effect> {
+        match &self.overlay {
+            Overlay::Help | Overlay::Message { .. } => {
+                self.overlay = Overlay::None;
+                return Vec::new();
+            }
+            Overlay::Restore { text, .. } => {
+                if let KeyCode::Char('y' | 'Y') = ev.code {
+                    self.editor = TextArea::new(to_lines(text));
+                    self.editor.set_wrap_mode(WrapMode::WordOrGlyph);
+                    self.dirty = true;
+                    self.status = "restored the autosaved text (Ctrl-S saves it)".into();
+                } else {
+                    self.status = "kept the file as saved".into();
+                }
+                self.overlay = Overlay::None;
+                return Vec::new();
+            }
+            Overlay::Filter => {
+                match ev.code {
+                    KeyCode::Enter | KeyCode::Esc => self.overlay = Overlay::None,
+                    KeyCode::Backspace => {
+                        self.filter.pop();
+                    }
+                    KeyCode::Char(c) if !ev.modifiers.contains(KeyModifiers::CONTROL) => self.filter.push(c),
+                    _ => {}
+                }
+                self.selected = 0;
+                return Vec::new();
+            }
+            Overlay::None => {}
+        }
+        let in_lists = self.focus != Focus::Editor;
+        let action = Key::from_event(&ev).and_then(|k| self.keymap.action(&k, in_lists));
+        if action != Some(Action::Quit) {
+            self.quit_armed = false;
+        }
+        match action {
+            Some(a) => self.act(a),
+            None if self.focus == Focus::Editor => {
+                if self.editor.input(ev) {
+                    self.dirty = true;
+                }
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn act(&mut self, a: Action) -> Vec<Effect> {
+        match a {
+            Action::AskCitations => {
+                let q = self.query();
+                self.status.clear();
+                return vec![Effect::Request(q)];
+            }
+            Action::CycleContext => {
+                self.context_mode = self.context_mode.next();
+                self.status = format!("context: {}", self.context_mode.label());
+            }
+            Action::Save => return vec![Effect::Save],
+            Action::Quit => {
+                if self.dirty && !self.quit_armed {
+                    self.quit_armed = true;
+                    self.status = "unsaved changes: Ctrl-S saves; quit again to leave (the autosave keeps them)".into();
+                } else {
+                    return vec![Effect::Quit];
+                }
+            }
+            Action::Help => self.overlay = Overlay::Help,
+            Action::FocusResults => {
+                if self.results.is_some() {
+                    self.focus = Focus::Results;
+                }
+            }
+            Action::FocusEditor => self.focus = Focus::Editor,
+            Action::Down | Action::Up => {
+                let down = a == Action::Down;
+                if self.focus == Focus::Evidence {
+                    let n = self.current().map_or(0, |c| c.evidence.len());
+                    self.evidence_selected = step(self.evidence_selected, n, down);
+                } else {
+                    self.selected = step(self.selected, self.visible().len(), down);
+                    self.evidence_selected = 0;
+                }
+            }
+            Action::ShowEvidence => {
+                self.focus = if self.focus == Focus::Evidence { Focus::Results } else { Focus::Evidence };
+            }
+            Action::Mark => {
+                if let Some(id) = self.current().map(|c| c.id.clone()) {
+                    if !self.marked.remove(&id) {
+                        self.marked.insert(id);
+                    }
+                    self.selected = step(self.selected, self.visible().len(), true);
+                }
+            }
+            Action::Export => {
+                let papers = self.marked_papers();
+                if !papers.is_empty() {
+                    return vec![Effect::Export(papers)];
+                }
+            }
+            Action::InsertCitation => {
+                let papers = self.marked_papers();
+                if !papers.is_empty() {
+                    return vec![Effect::ExportAndCite(papers)];
+                }
+            }
+            Action::CopyKeys => {
+                let papers = self.marked_papers();
+                if !papers.is_empty() {
+                    return vec![Effect::CopyKeys(papers)];
+                }
+            }
+            Action::OpenLink => {
+                if let Some(p) = self.current().and_then(|c| c.paper.as_ref()) {
+                    let link = if !p.doi.is_empty() { format!("https://doi.org/{}", p.doi) } else { p.url.clone() };
+                    if link.is_empty() {
+                        self.status = "this paper has no DOI or URL".into();
+                    } else {
+                        return vec![Effect::Open(link)];
+                    }
+                }
+            }
+            Action::Filter => self.overlay = Overlay::Filter,
+        }
+        Vec::new()
+    }
+
+    /// Moves the editor cursor to the end of the text.
+    pub fn cursor_to_end(&mut self) {
+        self.editor.move_cursor(CursorMove::Bottom);
+        self.editor.move_cursor(CursorMove::End);
+    }
+}
+
+/// Editor lines of a text; a final newline leaves an empty last line, so
+/// that `text()` gives the same text back.
+fn to_lines(text: &str) -> Vec<String> {
+    text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect()
+}
+
+fn step(i: usize, n: usize, down: bool) -> usize {
+    if n == 0 {
+        0
+    } else if down {
+        (i + 1).min(n - 1)
+    } else {
+        i.saturating_sub(1)
+    }
+}
+
+/// Title and abstract of a draft (LaTeX or Markdown front matter).
+pub fn global_context(text: &str) -> (String, String) {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut title = String::new();
+    let mut abstract_text = String::new();
+    if let Some(i) = text.find("\\title{") {
+        let rest = &text[i + 7..];
+        let mut depth = 1;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .map_or(rest.len(), |(j, _)| j);
+        title = squash(&rest[..end]);
+    }
+    if let (Some(s), Some(e)) = (text.find("\\begin{abstract}"), text.find("\\end{abstract}")) {
+        if s < e {
+            abstract_text = squash(&text[s + 16..e]);
+        }
+    }
+    if let Some(front) = text.strip_prefix("---\n").and_then(|r| r.split("\n---").next()) {
+        for line in front.lines() {
+            if let Some(v) = line.strip_prefix("title:") {
+                title = v.trim().trim_matches('"').to_string();
+            } else if let Some(v) = line.strip_prefix("abstract:") {
+                abstract_text = v.trim().trim_matches('"').to_string();
+            }
+        }
+    }
+    (title, abstract_text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_context_from_latex_and_markdown() {
+        let tex = "\\documentclass{article}\n\\title{Citing {TnT} Well}\n\\begin{abstract}\nWe study\n tagging.\n\\end{abstract}\nBody.";
+        assert_eq!(global_context(tex), ("Citing {TnT} Well".into(), "We study tagging.".into()));
+        let md = "---\ntitle: \"A Markdown Draft\"\nabstract: Short.\n---\n# Intro\n";
+        assert_eq!(global_context(md), ("A Markdown Draft".into(), "Short.".into()));
+        assert_eq!(global_context("plain"), (String::new(), String::new()));
+    }
+}

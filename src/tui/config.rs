@@ -1,0 +1,87 @@
+//! User configuration: `config.toml` in the platform config directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::context::ContextMode;
+use crate::error::{Error, Result};
+use crate::export::KeyStyle;
+
+/// How citations are written: by the draft's extension, or fixed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CiteSyntaxSetting {
+    #[default]
+    Auto,
+    Latex,
+    Markdown,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Theme name: built in (dark, light, high-contrast) or `themes/NAME.toml`
+    /// in the config directory.
+    pub theme: String,
+    pub context: ContextMode,
+    pub key_style: KeyStyle,
+    pub cite_syntax: CiteSyntaxSetting,
+    /// Papers shown per request.
+    pub results: usize,
+    /// Seconds between autosaves of the draft.
+    pub autosave_seconds: u64,
+    /// Rebinds actions: `ask_citations = ["ctrl-space", "f5"]`.
+    pub keys: BTreeMap<String, Vec<String>>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            theme: "dark".into(),
+            context: ContextMode::Sentence,
+            key_style: KeyStyle::AuthorYearFirstword,
+            cite_syntax: CiteSyntaxSetting::Auto,
+            results: 20,
+            autosave_seconds: 3,
+            keys: BTreeMap::new(),
+        }
+    }
+}
+
+impl Config {
+    /// The platform config directory (`~/.config/citewise`).
+    pub fn dir() -> Option<PathBuf> {
+        directories::ProjectDirs::from("", "", "citewise").map(|d| d.config_dir().to_path_buf())
+    }
+
+    /// Reads `path`; a missing file gives the defaults.
+    pub fn load(path: &Path) -> Result<Config> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| Error::Library(format!("{}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_configs_fill_in_defaults_and_errors_name_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        assert_eq!(Config::load(&p).unwrap(), Config::default());
+        std::fs::write(&p, "theme = \"light\"\ncontext = \"paragraph\"\nkey_style = \"authorYear\"\n[keys]\nsave = [\"ctrl-w\"]\n").unwrap();
+        let c = Config::load(&p).unwrap();
+        assert_eq!((c.theme.as_str(), c.context, c.key_style), ("light", ContextMode::Paragraph, KeyStyle::AuthorYear));
+        assert_eq!(c.keys["save"], ["ctrl-w"]);
+        assert_eq!(c.results, 20);
+        std::fs::write(&p, "theme = \"light\"\nresults = \"many\"\n").unwrap();
+        let err = Config::load(&p).unwrap_err().to_string();
+        assert!(err.contains("config.toml") && err.contains("results"), "{err}");
+    }
+}

@@ -1,0 +1,139 @@
+//! The local context sent with a request: the sentence (or paragraph, or
+//! selection) around the cursor, with `[CIT]` where the cursor is.
+
+use crate::corpus::benchmark::CIT;
+use crate::evidence::sentences::split_sentences;
+
+/// How much text around the cursor is the local context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextMode {
+    #[default]
+    Sentence,
+    Paragraph,
+}
+
+impl ContextMode {
+    pub fn next(self) -> ContextMode {
+        match self {
+            ContextMode::Sentence => ContextMode::Paragraph,
+            ContextMode::Paragraph => ContextMode::Sentence,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            ContextMode::Sentence => "sentence",
+            ContextMode::Paragraph => "paragraph",
+        }
+    }
+}
+
+fn byte_of_char(s: &str, col: usize) -> usize {
+    s.char_indices().nth(col).map_or(s.len(), |(b, _)| b)
+}
+
+/// The text of a selection (rows/cols in characters, end exclusive) with
+/// `[CIT]` at its end.
+pub fn selection_context(lines: &[String], start: (usize, usize), end: (usize, usize)) -> String {
+    let mut parts = Vec::new();
+    for row in start.0..=end.0.min(lines.len().saturating_sub(1)) {
+        let line = &lines[row];
+        let from = if row == start.0 { byte_of_char(line, start.1) } else { 0 };
+        let to = if row == end.0 { byte_of_char(line, end.1) } else { line.len() };
+        parts.push(&line[from..to.max(from)]);
+    }
+    format!("{} {CIT}", parts.join(" ").trim_end())
+}
+
+/// The sentence or paragraph around `cursor` (row, column in characters)
+/// with `[CIT]` inserted at the cursor.
+pub fn cursor_context(lines: &[String], cursor: (usize, usize), mode: ContextMode) -> String {
+    if lines.is_empty() {
+        return CIT.to_string();
+    }
+    let row = cursor.0.min(lines.len() - 1);
+    // The paragraph: the run of non-blank lines around the cursor row.
+    let mut first = row;
+    while first > 0 && !lines[first - 1].trim().is_empty() {
+        first -= 1;
+    }
+    let mut last = row;
+    while last + 1 < lines.len() && !lines[last + 1].trim().is_empty() {
+        last += 1;
+    }
+    let mut text = String::new();
+    for (r, line) in lines.iter().enumerate().take(last + 1).skip(first) {
+        if r > first {
+            text.push(' ');
+        }
+        if r == row {
+            let b = byte_of_char(line, cursor.1);
+            let before = &line[..b];
+            // Right after a finished sentence, the citation belongs before its stop.
+            match before.trim_end().strip_suffix(['.', '!', '?']) {
+                Some(body) if !body.is_empty() => {
+                    let stop = &before.trim_end()[body.len()..];
+                    text.push_str(&format!("{body} {CIT}{stop}"));
+                    text.push_str(&before[before.trim_end().len()..]);
+                }
+                _ => {
+                    text.push_str(before);
+                    text.push_str(CIT);
+                }
+            }
+            text.push_str(&line[b..]);
+        } else {
+            text.push_str(line);
+        }
+    }
+    let text = text.trim().to_string();
+    if mode == ContextMode::Paragraph {
+        return text;
+    }
+    let sentences = split_sentences(&text, &[]);
+    let at = text.find(CIT).unwrap_or(0);
+    let idx = sentences.iter().position(|&(s, e)| at >= s && at < e.max(s + 1)).unwrap_or(sentences.len().saturating_sub(1));
+    let (s, e) = sentences[idx];
+    let sentence = &text[s..e];
+    // "[CIT]" alone at the start of a new sentence belongs to the one before.
+    if idx > 0 && sentence.trim() == CIT {
+        let (ps, _) = sentences[idx - 1];
+        return text[ps..e].to_string();
+    }
+    sentence.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(t: &str) -> Vec<String> {
+        t.lines().map(String::from).collect()
+    }
+
+    #[test]
+    fn sentence_around_the_cursor() {
+        let l = lines("Intro line.\n\nWe tag with TnT. It is fast and\naccurate on the WSJ. Next one.");
+        // Cursor after "fast" on row 2 (column 27).
+        assert_eq!(cursor_context(&l, (2, 27), ContextMode::Sentence), "It is fast[CIT] and accurate on the WSJ.");
+        assert_eq!(
+            cursor_context(&l, (2, 27), ContextMode::Paragraph),
+            "We tag with TnT. It is fast[CIT] and accurate on the WSJ. Next one."
+        );
+        // Cursor at the end of a finished sentence.
+        assert_eq!(cursor_context(&l, (2, 16), ContextMode::Sentence), "We tag with TnT [CIT].");
+    }
+
+    #[test]
+    fn unicode_columns_and_empty_drafts() {
+        let l = lines("Müller’s café tagger");
+        assert_eq!(cursor_context(&l, (0, 8), ContextMode::Sentence), "Müller’s[CIT] café tagger");
+        assert_eq!(cursor_context(&[], (0, 0), ContextMode::Sentence), "[CIT]");
+    }
+
+    #[test]
+    fn selections() {
+        let l = lines("alpha beta\ngamma delta");
+        assert_eq!(selection_context(&l, (0, 6), (1, 5)), "beta gamma [CIT]");
+    }
+}

@@ -1,0 +1,64 @@
+//! Input-to-render latency while the worker is busy: what `citewise bench
+//! keys` measures.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use super::app::{App, AppSettings};
+use super::context::ContextMode;
+use super::keymap::Keymap;
+use super::screen;
+use super::theme::Theme;
+use crate::error::{Error, Result};
+use crate::export::{CiteSyntax, KeyStyle};
+use crate::library::Library;
+use crate::pipeline::worker::{Worker, WorkerEvent};
+use crate::pipeline::Recommender;
+
+/// Types `keys` characters into the editor, one every `gap`, while a new
+/// recommendation request with a long context is issued every 20 keys (each
+/// superseding the last, so the worker never idles). Returns the time from
+/// each key to the end of the frame that shows it, in milliseconds.
+pub fn input_latency(library: Arc<Library>, keys: usize, gap: Duration) -> Result<Vec<f64>> {
+    let settings = AppSettings {
+        keymap: Keymap::default(),
+        theme: Theme::load("dark", None)?,
+        context_mode: ContextMode::Paragraph,
+        cite_syntax: CiteSyntax::Latex,
+        key_style: KeyStyle::AuthorYearFirstword,
+        k: 20,
+        backend: "CPU".into(),
+        library_papers: library.papers().num_papers(),
+    };
+    let seed = "Neural ranking models for query completion and citation recommendation use dense retrieval, \
+                BM25 prefetch and cross-encoder re-ranking of candidates. "
+        .repeat(20);
+    let mut app = App::new(&seed, None, "references.bib".into(), settings);
+    app.cursor_to_end();
+    let worker = Worker::spawn(Recommender::new(library));
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).map_err(|e| Error::Library(e.to_string()))?;
+    let text = "the quick brown fox jumps over the lazy dog while citations stream in ";
+    let mut out = Vec::with_capacity(keys);
+    for (i, c) in text.chars().cycle().take(keys).enumerate() {
+        if i % 20 == 0 {
+            let id = worker.request(app.query());
+            app.pending = Some(id);
+        }
+        let t = Instant::now();
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        terminal.draw(|f| screen::draw(f, &app)).map_err(|e| Error::Library(e.to_string()))?;
+        out.push(t.elapsed().as_secs_f64() * 1000.0);
+        // The rest of a loop turn: results that arrived are shown.
+        while let Some(ev) = worker.try_recv() {
+            if let WorkerEvent::Stage { id, results } = ev {
+                app.on_results(id, results, Vec::new());
+            }
+        }
+        std::thread::sleep(gap);
+    }
+    Ok(out)
+}

@@ -1,0 +1,268 @@
+//! The writing assistant: a full-screen editor with recommendations from a
+//! background worker, evidence, and BibTeX export.
+//!
+//! `app` holds the state and turns keys into [`app::Effect`]s; `screen`
+//! draws it; this module runs the terminal, the worker and the effects.
+
+pub mod app;
+pub mod autosave;
+pub mod config;
+pub mod context;
+pub mod demo;
+pub mod keymap;
+pub mod latency;
+pub mod screen;
+pub mod theme;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event, KeyEventKind};
+
+use self::app::{App, AppSettings, Effect, Overlay};
+use self::config::{CiteSyntaxSetting, Config};
+use self::keymap::Keymap;
+use self::theme::Theme;
+use crate::error::{Error, Result};
+use crate::export::bibfile::{entries_of, planned_keys};
+use crate::export::{export, CiteSyntax};
+use crate::library::Library;
+use crate::pipeline::worker::{Worker, WorkerEvent};
+use crate::pipeline::Recommender;
+
+/// What the editor opens on.
+pub struct Options {
+    pub draft: Option<PathBuf>,
+    pub bib: Option<PathBuf>,
+    pub library: PathBuf,
+    pub config: Option<PathBuf>,
+    pub autosave_dir: PathBuf,
+}
+
+/// Everything the editor needs, loaded and checked before the terminal is
+/// taken over (so errors print normally).
+pub struct Session {
+    pub app: App,
+    pub library: Arc<Library>,
+    pub config: Config,
+    pub autosave: PathBuf,
+}
+
+/// Loads config, theme, keymap, library and draft.
+pub fn prepare(opts: &Options) -> Result<Session> {
+    let config_path = opts.config.clone().or_else(|| Config::dir().map(|d| d.join("config.toml")));
+    let config = match &config_path {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    let keymap = Keymap::with_overrides(&config.keys)?;
+    let theme = Theme::load(&config.theme, Config::dir().map(|d| d.join("themes")).as_deref())?;
+    let library = Arc::new(Library::open(&opts.library)?);
+    let text = match &opts.draft {
+        Some(p) if p.exists() => std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?,
+        _ => String::new(),
+    };
+    let bib = opts.bib.clone().unwrap_or_else(|| {
+        let dir = opts.draft.as_ref().and_then(|d| d.parent()).map(PathBuf::from).unwrap_or_default();
+        dir.join("references.bib")
+    });
+    let cite_syntax = match config.cite_syntax {
+        CiteSyntaxSetting::Latex => CiteSyntax::Latex,
+        CiteSyntaxSetting::Markdown => CiteSyntax::Markdown,
+        CiteSyntaxSetting::Auto => opts.draft.as_deref().map(CiteSyntax::for_file).unwrap_or_default(),
+    };
+    let settings = AppSettings {
+        keymap,
+        theme,
+        context_mode: config.context,
+        cite_syntax,
+        key_style: config.key_style,
+        k: config.results,
+        backend: "CPU".into(),
+        library_papers: library.papers().num_papers(),
+    };
+    let mut app = App::new(&text, opts.draft.clone(), bib.clone(), settings);
+    app.bib_entries = entries_of(&bib).unwrap_or_default();
+    app.cursor_to_end();
+    let autosave = autosave::path_for(&opts.autosave_dir, opts.draft.as_deref());
+    if let Some(saved) = autosave::read(&autosave) {
+        if saved.text != text {
+            app.overlay = Overlay::Restore { text: saved.text, when: autosave::format_time(saved.saved_at) };
+        }
+    }
+    Ok(Session { app, library, config, autosave })
+}
+
+/// Runs the editor until the user quits.
+pub fn run(session: Session) -> Result<()> {
+    let Session { mut app, library, config, autosave } = session;
+    let worker = Worker::spawn(Recommender::new(library.clone()));
+    let mut terminal = ratatui::init();
+    let result = event_loop(&mut terminal, &mut app, &worker, &library, &config, &autosave);
+    ratatui::restore();
+    result
+}
+
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    worker: &Worker,
+    library: &Library,
+    config: &Config,
+    autosave_path: &std::path::Path,
+) -> Result<()> {
+    let mut terms: HashMap<u64, Vec<String>> = HashMap::new();
+    let mut last_autosave = Instant::now();
+    let mut autosaved_text = app.text();
+    let autosave_every = Duration::from_secs(config.autosave_seconds.max(1));
+    let mut last_spin = Instant::now();
+    loop {
+        terminal.draw(|f| screen::draw(f, app)).map_err(|e| Error::io("terminal", e))?;
+        // Input first: typing never waits for anything else.
+        if event::poll(Duration::from_millis(50)).map_err(|e| Error::io("terminal", e))? {
+            while event::poll(Duration::ZERO).map_err(|e| Error::io("terminal", e))? {
+                let Event::Key(key) = event::read().map_err(|e| Error::io("terminal", e))? else { continue };
+                if key.kind == KeyEventKind::Release {
+                    continue;
+                }
+                for effect in app.on_key(key) {
+                    if !perform(effect, app, worker, library, &mut terms, autosave_path)? {
+                        if !app.dirty {
+                            autosave::remove(autosave_path);
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        while let Some(ev) = worker.try_recv() {
+            match ev {
+                WorkerEvent::Stage { id, results } => {
+                    let t = terms.get(&id).cloned().unwrap_or_default();
+                    app.on_results(id, results, t);
+                }
+                WorkerEvent::Failed { id, message } => app.on_failed(id, message),
+            }
+        }
+        if last_spin.elapsed() >= Duration::from_millis(100) {
+            app.spinner = app.spinner.wrapping_add(1);
+            last_spin = Instant::now();
+        }
+        if last_autosave.elapsed() >= autosave_every {
+            last_autosave = Instant::now();
+            let text = app.text();
+            if app.dirty && text != autosaved_text {
+                if let Err(e) = autosave::write(autosave_path, app.draft.as_deref(), &text) {
+                    app.status = format!("autosave failed: {e}");
+                }
+                autosaved_text = text;
+            }
+        }
+    }
+}
+
+/// Carries out an effect; false means quit.
+fn perform(
+    effect: Effect,
+    app: &mut App,
+    worker: &Worker,
+    library: &Library,
+    terms: &mut HashMap<u64, Vec<String>>,
+    autosave_path: &std::path::Path,
+) -> Result<bool> {
+    match effect {
+        Effect::Request(q) => {
+            let t = library.papers().query_terms(&q.local_text());
+            let id = worker.request(q);
+            terms.retain(|k, _| *k + 4 > id);
+            terms.insert(id, t);
+            app.pending = Some(id);
+        }
+        Effect::Save => match app.draft.clone() {
+            Some(path) => match crate::util::write_atomic(&path, with_final_newline(app.text()).as_bytes()) {
+                Ok(()) => {
+                    app.dirty = false;
+                    app.status = format!("saved {}", path.display());
+                    autosave::remove(autosave_path);
+                }
+                Err(e) => app.status = format!("not saved: {e}"),
+            },
+            None => app.status = "this draft has no file name: start citewise with a FILE to save".into(),
+        },
+        Effect::Export(papers) | Effect::ExportAndCite(papers) if papers.is_empty() => {}
+        Effect::Export(papers) => {
+            let r = export(&app.bib, &papers, app.key_style).map_err(|e| e.to_string());
+            app.on_exported(r, false);
+            app.bib_entries = entries_of(&app.bib).unwrap_or_default();
+        }
+        Effect::ExportAndCite(papers) => {
+            let r = export(&app.bib, &papers, app.key_style).map_err(|e| e.to_string());
+            app.on_exported(r, true);
+            app.bib_entries = entries_of(&app.bib).unwrap_or_default();
+        }
+        Effect::CopyKeys(papers) => match planned_keys(&app.bib, &papers, app.key_style) {
+            Ok(keys) => {
+                let text = keys.join(",");
+                // OSC 52: the terminal puts the text on the clipboard where it supports it.
+                let mut out = std::io::stdout();
+                let _ = write!(out, "\x1b]52;c;{}\x07", base64(text.as_bytes()));
+                let _ = out.flush();
+                app.status = format!("copied {text}");
+            }
+            Err(e) => app.status = e.to_string(),
+        },
+        Effect::Open(link) => {
+            let opener = if cfg!(target_os = "macos") { "open" } else if cfg!(windows) { "explorer" } else { "xdg-open" };
+            app.status = match std::process::Command::new(opener)
+                .arg(&link)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+            {
+                Ok(_) => format!("opened {link}"),
+                Err(_) => format!("no {opener} here: {link}"),
+            };
+        }
+        Effect::Quit => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn with_final_newline(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_known_values() {
+        assert_eq!(super::base64(b""), "");
+        assert_eq!(super::base64(b"f"), "Zg==");
+        assert_eq!(super::base64(b"fo"), "Zm8=");
+        assert_eq!(super::base64(b"foo"), "Zm9v");
+        assert_eq!(super::base64(b"shokouhi2013learning,b"), "c2hva291aGkyMDEzbGVhcm5pbmcsYg==");
+    }
+}

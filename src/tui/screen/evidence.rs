@@ -1,0 +1,68 @@
+use std::cell::RefCell;
+
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::Frame;
+use tantivy::tokenizer::TextAnalyzer;
+
+use super::border;
+use crate::tui::app::{App, Focus};
+
+thread_local! {
+    static ANALYZER: RefCell<TextAnalyzer> = RefCell::new(crate::index::analyzer::english());
+}
+
+/// Splits text into spans, highlighting words whose analyzed form is a query term.
+fn highlighted<'a>(text: &'a str, terms: &[String], base: Style, hl: Style) -> Vec<Span<'a>> {
+    let mut out = Vec::new();
+    ANALYZER.with(|a| {
+        let mut a = a.borrow_mut();
+        for (i, word) in text.split(' ').enumerate() {
+            if i > 0 {
+                out.push(Span::styled(" ", base));
+            }
+            let hit = crate::index::analyzer::terms(&mut a, word).iter().any(|t| terms.contains(t));
+            out.push(Span::styled(word, if hit { hl } else { base }));
+        }
+    });
+    out
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
+    let block = Block::bordered().title(" Evidence ").border_style(border(app, Focus::Evidence));
+    let Some(c) = app.current() else {
+        frame.render_widget(block, area);
+        return;
+    };
+    let terms = app.results.as_ref().map(|r| r.query_terms.clone()).unwrap_or_default();
+    let t = &app.theme;
+    let mut lines: Vec<Line> = Vec::new();
+    if c.evidence.is_empty() {
+        lines.push(Line::styled("No other paper in the evidence database cites this one.", Style::new().fg(t.muted)));
+        if let Some(p) = &c.paper {
+            if !p.abstract_text.is_empty() {
+                lines.push(Line::raw(""));
+                lines.push(Line::styled(p.abstract_text.clone(), Style::new().fg(t.text)));
+            }
+        }
+    }
+    for (i, e) in c.evidence.iter().enumerate() {
+        let selected = app.focus == Focus::Evidence && i == app.evidence_selected;
+        let base = if selected { Style::new().bg(t.selection_bg) } else { Style::new() };
+        let mut spans = vec![Span::styled(if selected { "▶ " } else { "• " }, Style::new().fg(t.accent))];
+        spans.extend(highlighted(&e.text, &terms, base, base.fg(t.highlight).add_modifier(Modifier::BOLD)));
+        lines.push(Line::from(spans));
+        let year = e.citing_year.map_or("n.d.".to_string(), |y| y.to_string());
+        lines.push(Line::styled(
+            format!("  — {} ({year}) · support {}", e.citing_title, e.support),
+            Style::new().fg(t.muted),
+        ));
+        if selected && e.sentence != e.text {
+            lines.push(Line::styled(format!("  “{}”", e.sentence), Style::new().fg(t.muted).add_modifier(Modifier::ITALIC)));
+        }
+    }
+    let scroll = (app.evidence_selected as u16).saturating_mul(2).saturating_sub(area.height.saturating_sub(4));
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }).scroll((scroll, 0)).block(block), area);
+}

@@ -1,0 +1,81 @@
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::border;
+use crate::tui::app::{App, Focus};
+
+const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
+    let visible = app.visible();
+    let stage = match (&app.results, app.pending) {
+        (_, Some(_)) if app.results.as_ref().is_none_or(|r| !r.complete) => {
+            let s = app.results.as_ref().map_or("searching".to_string(), |r| format!("{} done, refining", r.stage));
+            format!(" {} {s} ", SPINNER[app.spinner % SPINNER.len()])
+        }
+        (Some(r), _) => format!(" {} papers ", visible.len()) + if r.complete { "" } else { "(partial) " },
+        (None, _) => String::new(),
+    };
+    let filter = if app.filter.is_empty() { String::new() } else { format!(" filter: {} ", app.filter) };
+    let block = Block::bordered()
+        .title(" Results ")
+        .title(Line::from(stage).right_aligned())
+        .title_bottom(filter)
+        .border_style(border(app, Focus::Results));
+    if app.results.is_none() {
+        let keys = app.keymap.keys_of(crate::tui::keymap::Action::AskCitations).join(" or ");
+        let hint = Paragraph::new(format!("Write, then press {keys} to get citations for the text at the cursor."))
+            .style(Style::new().fg(app.theme.muted))
+            .wrap(Wrap { trim: true })
+            .block(block);
+        frame.render_widget(hint, area);
+        return;
+    }
+    let width = area.width.saturating_sub(4) as usize;
+    let items: Vec<ListItem> = visible
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let marked = app.marked.contains(&c.id);
+            let mark = if marked { "✓" } else { " " };
+            let (title, byline) = match &c.paper {
+                Some(p) => {
+                    let year = p.year.map_or("n.d.".to_string(), |y| y.to_string());
+                    (p.title.clone(), format!("{} · {year} · {}", p.short_authors(), p.venue))
+                }
+                None => (c.id.clone(), String::new()),
+            };
+            let channels: String = c.channels.iter().map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
+            let title_style = if marked { Style::new().fg(app.theme.marked).add_modifier(Modifier::BOLD) } else { Style::new().add_modifier(Modifier::BOLD) };
+            ListItem::new(vec![
+                Line::from(vec![
+                    Span::styled(format!("{mark}{:>2}. ", i + 1), Style::new().fg(app.theme.accent)),
+                    Span::styled(truncate(&title, width.saturating_sub(5)), title_style),
+                ]),
+                Line::from(vec![
+                    Span::raw("     "),
+                    Span::styled(truncate(&byline, width.saturating_sub(18)), Style::new().fg(app.theme.muted)),
+                    Span::styled(format!("  {:.2} {}", c.score, channels.trim_end()), Style::new().fg(app.theme.muted)),
+                ]),
+            ])
+        })
+        .collect();
+    let list = List::new(items)
+        .block(block)
+        .highlight_style(Style::new().bg(app.theme.selection_bg));
+    let mut state = ListState::default().with_selected((!visible.is_empty()).then_some(app.selected));
+    frame.render_stateful_widget(list, area, &mut state);
+}
+
+/// Cuts to `max` characters with an ellipsis.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

@@ -1,0 +1,167 @@
+//! The real binary in tmux: write, ask, mark, export, cite, save; and a
+//! `kill -9` that loses nothing but the last autosave interval.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use citewise::library::import::{import, ImportOptions, Quiet};
+use citewise::library::Library;
+
+fn tmux_available() -> bool {
+    Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success())
+}
+
+struct Session {
+    name: String,
+    socket: PathBuf,
+}
+
+impl Session {
+    fn start(dir: &Path, name: &str, args: &[&str]) -> Session {
+        let socket = dir.join(format!("{name}.sock"));
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let mut cmd = format!(
+            "HOME={h} XDG_DATA_HOME={h}/data XDG_CONFIG_HOME={h}/config CITEWISE_LIBRARY={lib} {bin}",
+            h = home.display(),
+            lib = dir.join("lib").display(),
+            bin = env!("CARGO_BIN_EXE_citewise")
+        );
+        for a in args {
+            cmd.push(' ');
+            cmd.push_str(a);
+        }
+        cmd.push_str("; sleep 60");
+        let ok = Command::new("tmux")
+            .args(["-S", socket.to_str().unwrap(), "new-session", "-d", "-s", name, "-x", "120", "-y", "32", &cmd])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        Session { name: name.into(), socket }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.tmux(&["send-keys", "-t", &self.name, k]);
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", &self.name, "-l", text]);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", &self.name])
+    }
+
+    fn wait_for(&self, needle: &str, secs: u64) -> String {
+        let t = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(t.elapsed() < Duration::from_secs(secs), "waited {secs} s for {needle:?}; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.tmux(&["list-panes", "-t", &self.name, "-F", "#{pane_pid}"]).trim().parse().unwrap()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").arg("-S").arg(&self.socket).args(["kill-server"]).output();
+    }
+}
+
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    dir
+}
+
+#[test]
+fn write_ask_mark_export_cite_save() {
+    if !tmux_available() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let dir = setup();
+    let draft = dir.path().join("draft.tex");
+    std::fs::write(&draft, "\\section{Related work}\n").unwrap();
+    let bib = dir.path().join("refs.bib");
+    let s = Session::start(dir.path(), "e2e", &[draft.to_str().unwrap(), "--bib", bib.to_str().unwrap()]);
+    s.wait_for("draft.tex", 10);
+    s.type_text("Completions of a typed query prefix can be ranked with BM25 ");
+    s.keys(&["F5"]);
+    let results = s.wait_for(" 2. ", 20);
+    assert!(results.contains("Learning to Personalize Query Auto-Completion"), "{results}");
+    s.keys(&["Tab", "Space", "Space", "e"]);
+    let screen = s.wait_for("Exported", 10);
+    assert!(screen.contains("2 added"), "{screen}");
+    s.keys(&["Escape", "c"]);
+    s.wait_for("inserted \\cite{", 10);
+    s.keys(&["C-s"]);
+    s.wait_for("saved", 10);
+    s.keys(&["C-q"]);
+
+    let text = std::fs::read_to_string(&draft).unwrap();
+    let bibtext = std::fs::read_to_string(&bib).unwrap();
+    assert!(text.starts_with("\\section{Related work}\nCompletions of a typed query prefix can be ranked with BM25 \\cite{"), "{text}");
+    let keys: Vec<&str> = bibtext.lines().filter(|l| l.starts_with('@')).map(|l| l.split(['{', ',']).nth(1).unwrap()).collect();
+    assert_eq!(keys.len(), 2, "{bibtext}");
+    assert!(text.contains(&format!("\\cite{{{},{}}}", keys[0], keys[1])), "{text}\n{bibtext}");
+    assert!(keys.contains(&"shokouhi2013learning") && keys.contains(&"robertson2009probabilistic"), "{bibtext}");
+    // Robertson's entry stands alone: its original text; Shokouhi's used an
+    // @string macro of the library file: generated, with the venue resolved.
+    assert!(bibtext.contains("  author  = {Robertson, Stephen and Zaragoza, Hugo},"), "original entry text: {bibtext}");
+    assert!(bibtext.contains("booktitle = {Proceedings of the International ACM SIGIR"), "{bibtext}");
+}
+
+#[test]
+fn kill_9_loses_at_most_the_autosave_interval() {
+    if !tmux_available() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let dir = setup();
+    let draft = dir.path().join("notes.md");
+    std::fs::write(&draft, "# Notes\n").unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "autosave_seconds = 1\n").unwrap();
+    let args = [draft.to_str().unwrap(), "--config", config.to_str().unwrap()];
+    {
+        let s = Session::start(dir.path(), "crash", &args);
+        s.wait_for("notes.md", 10);
+        s.type_text("Text typed before the crash.");
+        std::thread::sleep(Duration::from_millis(2500));
+        // The shell's child is citewise: kill it without warning.
+        let shell = s.pid();
+        let out = Command::new("pgrep").args(["-P", &shell.to_string()]).output().unwrap();
+        let pid = String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string();
+        assert!(Command::new("kill").args(["-9", &pid]).status().unwrap().success());
+    }
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), "# Notes\n", "the file itself was not saved");
+    let s = Session::start(dir.path(), "restore", &args);
+    s.wait_for("Restore it? (y / n)", 10);
+    s.keys(&["y"]);
+    s.wait_for("Text typed before the crash.", 10);
+    s.keys(&["C-s"]);
+    s.wait_for("saved", 10);
+    s.keys(&["C-q"]);
+    assert_eq!(std::fs::read_to_string(&draft).unwrap(), "# Notes\nText typed before the crash.\n");
+}

@@ -1,0 +1,97 @@
+//! Snapshots of the editor's screens, drawn on a `TestBackend`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use citewise::export::{CiteSyntax, ExportReport, Exported, KeyStyle};
+use citewise::library::Library;
+use citewise::pipeline::{Query, Recommender};
+use citewise::tui::app::{App, AppSettings, Focus};
+use citewise::tui::context::ContextMode;
+use citewise::tui::keymap::Keymap;
+use citewise::tui::theme::Theme;
+use citewise::tui::{demo, screen};
+
+fn app(text: &str) -> App {
+    let settings = AppSettings {
+        keymap: Keymap::default(),
+        theme: Theme::load("dark", None).unwrap(),
+        context_mode: ContextMode::Sentence,
+        cite_syntax: CiteSyntax::Latex,
+        key_style: KeyStyle::AuthorYearFirstword,
+        k: 10,
+        backend: "CPU".into(),
+        library_papers: 12,
+    };
+    App::new(text, Some(PathBuf::from("draft.tex")), PathBuf::from("references.bib"), settings)
+}
+
+fn render(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| screen::draw(f, app)).unwrap();
+    t.backend().to_string()
+}
+
+const DRAFT: &str = "\\title{Recommending Citations While You Write}\n\nSearch engines complete the query prefix a user types, and the best systems personalise these completions with the user's history.";
+
+/// An app showing the demo library's results for the draft's last sentence.
+fn app_with_results() -> (tempfile::TempDir, App) {
+    let dir = tempfile::tempdir().unwrap();
+    let (lib_dir, _) = demo::prepare(dir.path()).unwrap();
+    let lib = Arc::new(Library::open(&lib_dir).unwrap());
+    let mut a = app(DRAFT);
+    a.cursor_to_end();
+    let q: Query = a.query();
+    let mut r = Recommender::new(lib.clone()).recommend(&q).unwrap();
+    r.timings.clear(); // wall times vary; keep the snapshot stable
+    let terms = lib.papers().query_terms(&q.local_text());
+    a.pending = Some(1);
+    a.on_results(1, r, terms);
+    (dir, a)
+}
+
+#[test]
+fn empty_editor() {
+    insta::assert_snapshot!(render(&app(""), 120, 30));
+}
+
+#[test]
+fn results_with_evidence() {
+    let (_d, mut a) = app_with_results();
+    a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    a.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
+    assert_eq!(a.focus, Focus::Results);
+    assert_eq!(a.marked.len(), 1);
+    let top = a.visible()[0].paper.as_ref().unwrap().title.clone();
+    assert_eq!(top, "Learning to Personalize Query Auto-Completion");
+    insta::assert_snapshot!(render(&a, 120, 30));
+}
+
+#[test]
+fn help_overlay() {
+    let mut a = app(DRAFT);
+    a.on_key(KeyEvent::new(KeyCode::F(1), KeyModifiers::NONE));
+    insta::assert_snapshot!(render(&a, 120, 30));
+}
+
+#[test]
+fn export_confirmation() {
+    let (_d, mut a) = app_with_results();
+    let report = ExportReport {
+        file: PathBuf::from("references.bib"),
+        entries: vec![Exported::Added("shokouhi2013learning".into()), Exported::Present("bar-yossef2011context".into())],
+        backup: Some(PathBuf::from("references.bib.bak")),
+    };
+    a.on_exported(Ok(report), false);
+    insta::assert_snapshot!(render(&a, 120, 30));
+}
+
+#[test]
+fn narrow_80x24() {
+    let (_d, a) = app_with_results();
+    insta::assert_snapshot!(render(&a, 80, 24));
+}

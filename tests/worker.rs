@@ -1,0 +1,63 @@
+//! The background worker: results stream per stage; newer requests win.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use citewise::library::import::{import, ImportOptions, Quiet};
+use citewise::library::Library;
+use citewise::pipeline::worker::{Worker, WorkerEvent};
+use citewise::pipeline::{Query, Recommender};
+
+#[test]
+fn stages_stream_and_newer_requests_supersede_older_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = Library::open_or_create(dir.path()).unwrap();
+    import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    let worker = Worker::spawn(Recommender::new(Arc::new(lib)));
+
+    // One request: a partial result after BM25, then the complete one.
+    let id = worker.request(Query::new("BLEU scores of translations"));
+    let mut stages = Vec::new();
+    while let Some(WorkerEvent::Stage { id: got, results }) = worker.recv_timeout(Duration::from_secs(10)) {
+        assert_eq!(got, id);
+        stages.push((results.stage.clone(), results.complete));
+        if results.complete {
+            assert_eq!(results.candidates[0].id, "bib:papineni2002bleu");
+            assert!(results.candidates[0].paper.is_some());
+            break;
+        }
+    }
+    assert_eq!(stages, [("bm25".to_string(), false), ("evidence".to_string(), true)]);
+
+    // A burst: only the newest request is guaranteed to finish, and nothing
+    // older arrives after anything newer.
+    let ids: Vec<u64> = (0..20).map(|i| worker.request(Query::new(format!("query number {i} about translation")))).collect();
+    let last = *ids.last().unwrap();
+    let mut seen = Vec::new();
+    loop {
+        match worker.recv_timeout(Duration::from_secs(10)).expect("the newest request completes") {
+            WorkerEvent::Stage { id, results } => {
+                seen.push(id);
+                if id == last && results.complete {
+                    break;
+                }
+            }
+            WorkerEvent::Failed { id, message } => panic!("request {id} failed: {message}"),
+        }
+    }
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    let finished_older = seen.iter().filter(|&&i| i != last).count();
+    assert!(finished_older < 2 * 19, "superseded requests were skipped, not all run: {seen:?}");
+
+    // Errors come back as events.
+    let bad = worker.request(Query::new("   "));
+    match worker.recv_timeout(Duration::from_secs(10)) {
+        Some(WorkerEvent::Failed { id, message }) => {
+            assert_eq!(id, bad);
+            assert!(message.contains("query is empty"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
