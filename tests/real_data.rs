@@ -106,6 +106,7 @@ fn benchmark_quality_bm25_and_evidence() {
             }
         }
     }
+    eprintln!("top-10 papers with evidence in the database: {with_evidence}; shown with evidence: {shown}");
     assert!(with_evidence > 50, "{with_evidence}");
     assert!(shown as f64 >= 0.9 * with_evidence as f64, "{shown} of {with_evidence}");
 }

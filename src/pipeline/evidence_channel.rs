@@ -25,8 +25,6 @@ const SPAN_RRF_K: f32 = 60.0;
 pub struct RankedSpan {
     pub rank: usize,
     pub record: SpanRecord,
-    /// Share of the query's idf mass that this span's terms cover, 0..=1.
-    pub coverage: f32,
 }
 
 /// Hook for a semantic re-ranker of spans (used for long queries).
@@ -55,6 +53,15 @@ impl EvidenceChannel {
     pub fn with_order(mut self, order: PaperOrder) -> EvidenceChannel {
         self.order = order;
         self
+    }
+
+    /// Share of the query's idf mass that a span's terms cover, 0..=1.
+    pub fn coverage(&self, query: &Query, span: &SpanRecord) -> f32 {
+        let ev = self.library.evidence();
+        let idf = term_weights(&ev.terms(&normalize(&query.local_text())), ev);
+        let total: f32 = idf.values().sum();
+        let covered: f32 = ev.terms(&span.text).iter().filter_map(|t| idf.get(t)).sum();
+        if total > 0.0 { covered / total } else { 0.0 }
     }
 
     /// Share of the query's distinct terms that occur in the evidence
@@ -88,16 +95,10 @@ impl EvidenceChannel {
         order.sort_by(|a, b| {
             b.1.total_cmp(&a.1).then(okapi_rank.get(&a.0).unwrap_or(&usize::MAX).cmp(okapi_rank.get(&b.0).unwrap_or(&usize::MAX)))
         });
-        let idf = term_weights(&terms, ev);
-        let total: f32 = idf.values().sum();
-        debug_assert!(idf.len() == terms.len());
         let searcher = ev.searcher();
         let mut spans = Vec::with_capacity(order.len());
         for (i, (doc, _)) in order.into_iter().enumerate() {
-            let record = ev.record(&searcher, doc)?;
-            let span_terms = ev.terms(&record.text);
-            let covered: f32 = span_terms.iter().filter_map(|t| idf.get(t)).sum();
-            spans.push(RankedSpan { rank: i + 1, coverage: if total > 0.0 { covered / total } else { 0.0 }, record });
+            spans.push(RankedSpan { rank: i + 1, record: ev.record(&searcher, doc)? });
         }
         if let Some(r) = &self.reranker {
             r.rerank(&local, &mut spans)?;
@@ -213,7 +214,7 @@ impl Channel for EvidenceChannel {
                 }
             }
         }
-        let confidence = spans.first().map_or(0.0, |s| s.coverage) * self.vocabulary_coverage(query).powi(4);
+        let confidence = spans.first().map_or(0.0, |s| self.coverage(query, &s.record)) * self.vocabulary_coverage(query).powi(4);
         let ranked = papers
             .into_iter()
             .take(k)

@@ -191,14 +191,11 @@ impl App {
         papers
     }
 
-    /// Keys the draft cites, resolved to the papers they stand for through
-    /// the bibliography file, decide which candidates are already cited.
-    fn already_cited(&self, c: &Candidate) -> bool {
+    /// Keys the draft cites (`cited`), resolved to the papers they stand
+    /// for through the bibliography file, decide which candidates are
+    /// already cited.
+    fn already_cited(&self, c: &Candidate, cited: &[String]) -> bool {
         let Some(p) = &c.paper else { return false };
-        let cited = crate::export::cite::cited_keys(&self.text());
-        if cited.is_empty() {
-            return false;
-        }
         let title = normalize_title(&p.title);
         cited.iter().any(|k| {
             *k == p.key
@@ -225,7 +222,10 @@ impl App {
             notices: r.notices,
             query_terms,
         };
-        view.candidates.retain(|c| !self.already_cited(c));
+        let cited = crate::export::cite::cited_keys(&self.text());
+        if !cited.is_empty() {
+            view.candidates.retain(|c| !self.already_cited(c, &cited));
+        }
         self.results = Some(view);
         if r.complete {
             self.pending = None;
@@ -471,6 +471,79 @@ pub fn global_context(text: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settings() -> AppSettings {
+        AppSettings {
+            keymap: Keymap::default(),
+            theme: Theme::load("dark", None).unwrap(),
+            context_mode: ContextMode::Sentence,
+            cite_syntax: CiteSyntax::Latex,
+            key_style: KeyStyle::AuthorYearFirstword,
+            k: 10,
+            backend: "CPU".into(),
+            library_papers: 2,
+        }
+    }
+
+    fn candidate(id: &str, key: &str, author: &str, year: i32, title: &str, doi: &str) -> Candidate {
+        let paper = Paper { id: id.into(), key: key.into(), authors: vec![author.into()], year: Some(year), title: title.into(), doi: doi.into(), ..Default::default() };
+        Candidate { id: id.into(), score: 1.0, channels: Vec::new(), paper: Some(paper), evidence: Vec::new() }
+    }
+
+    fn results(c: Vec<Candidate>) -> Recommendations {
+        Recommendations { stage: "bm25".into(), complete: true, candidates: c, ..Default::default() }
+    }
+
+    #[test]
+    fn papers_the_draft_cites_are_left_out() {
+        let draft = "As shown by \\cite{shokouhi2013learning} and \\cite{mine}, completions help.";
+        let mut app = App::new(draft, None, "refs.bib".into(), settings());
+        // `mine` is in the bibliography file with this DOI.
+        app.bib_entries = vec![("mine".into(), "10.1/b".into(), "other title".into())];
+        app.pending = Some(1);
+        app.on_results(
+            1,
+            results(vec![
+                candidate("a", "x1", "Milad Shokouhi", 2013, "Learning to Personalize Query Auto-Completion", ""),
+                candidate("b", "x2", "Ann Other", 2020, "Some Paper", "10.1/b"),
+                candidate("c", "x3", "New Person", 2021, "Fresh Work", ""),
+            ]),
+            Vec::new(),
+        );
+        let ids: Vec<&str> = app.visible().iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["c"]);
+    }
+
+    #[test]
+    fn stale_results_are_ignored_and_filters_apply() {
+        let mut app = App::new("text", None, "refs.bib".into(), settings());
+        app.pending = Some(2);
+        app.on_results(1, results(vec![candidate("old", "k", "A B", 2000, "Old", "")]), Vec::new());
+        assert!(app.results.is_none(), "request 1 was superseded by 2");
+        app.on_results(2, results(vec![candidate("a", "k", "A B", 2000, "Query Completion", ""), candidate("b", "k2", "C D", 2001, "Parsing", "")]), Vec::new());
+        assert_eq!(app.visible().len(), 2);
+        app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        app.on_key(KeyEvent::new(KeyCode::Char('/'), KeyModifiers::NONE));
+        for c in "pars".chars() {
+            app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(app.visible().iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["b"]);
+    }
+
+    #[test]
+    fn typing_goes_to_the_editor_and_quit_asks_twice_when_dirty() {
+        let mut app = App::new("", None, "refs.bib".into(), settings());
+        for c in "j k".chars() {
+            assert!(app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)).is_empty());
+        }
+        assert_eq!(app.text(), "j k");
+        assert!(app.dirty);
+        let quit = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL);
+        assert!(app.on_key(quit).is_empty(), "first Ctrl-Q warns");
+        assert_eq!(app.on_key(quit), vec![Effect::Quit]);
+        let ask = app.on_key(KeyEvent::new(KeyCode::F(5), KeyModifiers::NONE));
+        assert!(matches!(&ask[..], [Effect::Request(q)] if q.context == "j k[CIT]"));
+    }
 
     #[test]
     fn global_context_from_latex_and_markdown() {
