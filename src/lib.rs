@@ -15,6 +15,7 @@ pub mod evidence;
 pub mod export;
 pub mod index;
 pub mod library;
+pub mod neural;
 pub mod pipeline;
 pub mod tui;
 pub mod util;

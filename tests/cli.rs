@@ -34,6 +34,19 @@ fn help_lists_the_subcommands() {
 }
 
 #[test]
+fn global_options_may_come_before_the_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
+        .args(["--library", lib.to_str().unwrap(), "import", fixture("papers.jsonl").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_citewise")).args(["--library", lib.to_str().unwrap(), "info"]).output().unwrap();
+    assert!(stdout(&o).contains("papers:  3"), "{}", stdout(&o));
+}
+
+#[test]
 fn import_then_recommend_as_table_and_json() {
     let dir = tempfile::tempdir().unwrap();
     let lib = dir.path().join("lib");

@@ -1,6 +1,7 @@
 //! The `citewise` command line (the binary's edge: errors become `anyhow`).
 
 mod bench;
+mod doctor;
 mod eval;
 mod import;
 mod progress;
@@ -23,7 +24,6 @@ use crate::library::{Library, LIBRARY_ENV};
     about,
     long_about = None,
     propagate_version = true,
-    args_conflicts_with_subcommands = true,
     after_help = "With no command, opens FILE (a .tex or .md draft) in the editor."
 )]
 pub struct Cli {
@@ -64,6 +64,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Show where the library is and what it holds
     Info(InfoArgs),
+    /// Check the library, the model weights and the compute backend
+    Doctor,
 }
 
 /// Parses the command line and runs it.
@@ -75,6 +77,7 @@ pub fn main() -> Result<()> {
         Some(Command::Eval(a)) => eval::run(a),
         Some(Command::Bench(a)) => bench::run(a),
         Some(Command::Info(a)) => info(&cli, a),
+        Some(Command::Doctor) => doctor::run(&library_dir(&cli)?),
         None => editor(&cli),
     }
 }

@@ -1,0 +1,44 @@
+use std::path::Path;
+
+use anyhow::Result;
+use burn::tensor::Device;
+
+use crate::library::Library;
+use crate::neural::bert::{Bert, BertConfig};
+use crate::neural::models::{models_dir, FETCH_HINT};
+
+/// The models citewise knows, and what each is for.
+pub const MODELS: &[(&str, &str)] = &[
+    ("all-minilm-l6-v2", "BERT 6×384, general sentence encoder"),
+    ("minilm-citation-v4", "BERT 6×384 tuned on citation context → paper pairs"),
+    ("paraphrase-minilm-l3-v2", "BERT 3×384, fast"),
+];
+
+/// Prints versions, the library, the models (loading each once) and the backend.
+pub fn run(library: &Path) -> Result<()> {
+    println!("citewise {}", env!("CARGO_PKG_VERSION"));
+    match Library::open(library) {
+        Ok(lib) => {
+            let ev = lib.evidence().stats()?;
+            println!("library   {} ({} papers, {} evidence spans)", library.display(), lib.papers().num_papers(), ev.spans);
+        }
+        Err(e) => println!("library   {e}"),
+    }
+    let device = Device::flex();
+    println!("backend   burn flex (CPU); GPU selection comes with the dense-retrieval stage");
+    let dir = models_dir()?;
+    println!("models    {}", dir.display());
+    for (name, what) in MODELS {
+        let m = dir.join(name);
+        let status = if !m.join("model.safetensors").exists() {
+            format!("missing: {FETCH_HINT}")
+        } else {
+            match BertConfig::from_file(&m.join("config.json")).and_then(|c| Bert::load(&c, &m.join("model.safetensors"), &device).map(|_| c)) {
+                Ok(c) => format!("ok ({} layers, {} wide)", c.num_hidden_layers, c.hidden_size),
+                Err(e) => format!("broken: {e}"),
+            }
+        };
+        println!("  {name:<24} {status}  — {what}");
+    }
+    Ok(())
+}

