@@ -79,18 +79,12 @@ pub struct App {
     pub dirty: bool,
     quit_armed: bool,
     pub spinner: usize,
-    pub keymap: Keymap,
-    pub theme: Theme,
-    pub context_mode: ContextMode,
-    pub cite_syntax: CiteSyntax,
-    pub key_style: KeyStyle,
-    pub k: usize,
-    pub backend: String,
-    pub library_papers: u64,
+    pub settings: AppSettings,
     /// (key, DOI, normalised title) of the bibliography file's entries.
     pub bib_entries: Vec<(String, String, String)>,
 }
 
+/// What the configuration and the library decide for the editor.
 pub struct AppSettings {
     pub keymap: Keymap,
     pub theme: Theme,
@@ -123,14 +117,7 @@ impl App {
             dirty: false,
             quit_armed: false,
             spinner: 0,
-            keymap: s.keymap,
-            theme: s.theme,
-            context_mode: s.context_mode,
-            cite_syntax: s.cite_syntax,
-            key_style: s.key_style,
-            k: s.k,
-            backend: s.backend,
-            library_papers: s.library_papers,
+            settings: s,
             bib_entries: Vec::new(),
         }
     }
@@ -152,11 +139,11 @@ impl App {
             Some((start, end)) if start != end => selection_context(lines, start, end),
             _ => {
                 let c = self.editor.cursor();
-                cursor_context(lines, (c.0, c.1), self.context_mode)
+                cursor_context(lines, (c.0, c.1), self.settings.context_mode)
             }
         };
         let (title, abstract_text) = self.global_context();
-        Query::new(context).with_global(title, abstract_text).with_k(self.k)
+        Query::new(context).with_global(title, abstract_text).with_k(self.settings.k)
     }
 
     /// Candidates after removing papers the draft already cites and
@@ -199,7 +186,7 @@ impl App {
         let title = normalize_title(&p.title);
         cited.iter().any(|k| {
             *k == p.key
-                || *k == base_key(p, self.key_style)
+                || *k == base_key(p, self.settings.key_style)
                 || self.bib_entries.iter().any(|(bk, doi, t)| bk == k && ((!doi.is_empty() && *doi == p.doi) || *t == title))
         })
     }
@@ -262,7 +249,7 @@ impl App {
                     lines.push(format!("previous version saved as {}", b.display()));
                 }
                 if cite {
-                    let citation = self.cite_syntax.format(&keys);
+                    let citation = self.settings.cite_syntax.format(&keys);
                     self.editor.insert_str(&citation);
                     self.dirty = true;
                     self.focus = Focus::Editor;
@@ -310,7 +297,7 @@ impl App {
             Overlay::None => {}
         }
         let in_lists = self.focus != Focus::Editor;
-        let action = Key::from_event(&ev).and_then(|k| self.keymap.action(&k, in_lists));
+        let action = Key::from_event(&ev).and_then(|k| self.settings.keymap.action(&k, in_lists));
         if action != Some(Action::Quit) {
             self.quit_armed = false;
         }
@@ -334,8 +321,8 @@ impl App {
                 return vec![Effect::Request(q)];
             }
             Action::CycleContext => {
-                self.context_mode = self.context_mode.next();
-                self.status = format!("context: {}", self.context_mode.label());
+                self.settings.context_mode = self.settings.context_mode.next();
+                self.status = format!("context: {}", self.settings.context_mode.label());
             }
             Action::Save => return vec![Effect::Save],
             Action::Quit => {

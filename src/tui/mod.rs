@@ -194,16 +194,16 @@ fn perform(
         },
         Effect::Export(papers) | Effect::ExportAndCite(papers) if papers.is_empty() => {}
         Effect::Export(papers) => {
-            let r = export(&app.bib, &papers, app.key_style).map_err(|e| e.to_string());
+            let r = export(&app.bib, &papers, app.settings.key_style).map_err(|e| e.to_string());
             app.on_exported(r, false);
             app.bib_entries = entries_of(&app.bib).unwrap_or_default();
         }
         Effect::ExportAndCite(papers) => {
-            let r = export(&app.bib, &papers, app.key_style).map_err(|e| e.to_string());
+            let r = export(&app.bib, &papers, app.settings.key_style).map_err(|e| e.to_string());
             app.on_exported(r, true);
             app.bib_entries = entries_of(&app.bib).unwrap_or_default();
         }
-        Effect::CopyKeys(papers) => match planned_keys(&app.bib, &papers, app.key_style) {
+        Effect::CopyKeys(papers) => match planned_keys(&app.bib, &papers, app.settings.key_style) {
             Ok(keys) => {
                 let text = keys.join(",");
                 // OSC 52: the terminal puts the text on the clipboard where it supports it.

@@ -14,7 +14,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let (title, abstract_text) = app.global_context();
-    let muted = Style::new().fg(app.theme.muted);
+    let muted = Style::new().fg(app.settings.theme.muted);
     let mut lines = Vec::new();
     if !title.is_empty() {
         lines.push(Line::from(vec![Span::styled("Title: ", muted), Span::styled(title, Style::new().add_modifier(Modifier::BOLD))]));

@@ -37,7 +37,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let terms = app.results.as_ref().map(|r| r.query_terms.clone()).unwrap_or_default();
-    let t = &app.theme;
+    let t = &app.settings.theme;
     let mut lines: Vec<Line> = Vec::new();
     if c.evidence.is_empty() {
         lines.push(Line::styled("No other paper in the evidence database cites this one.", Style::new().fg(t.muted)));

@@ -18,7 +18,7 @@ pub const WIDE: u16 = 110;
 
 pub fn draw(frame: &mut Frame, app: &App) {
     let area = frame.area();
-    frame.render_widget(Block::new().style(Style::new().bg(app.theme.background).fg(app.theme.text)), area);
+    frame.render_widget(Block::new().style(Style::new().bg(app.settings.theme.background).fg(app.settings.theme.text)), area);
     let [main, status_area] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
     let (editor_area, results_area, evidence_area) = split(main);
     editor::draw(frame, editor_area, app);
@@ -56,8 +56,8 @@ fn split(main: Rect) -> (Rect, Rect, Rect) {
 /// The border style of a pane.
 fn border(app: &App, focused: Focus) -> Style {
     if app.focus == focused && matches!(app.overlay, Overlay::None | Overlay::Filter) {
-        Style::new().fg(app.theme.focus)
+        Style::new().fg(app.settings.theme.focus)
     } else {
-        Style::new().fg(app.theme.border)
+        Style::new().fg(app.settings.theme.border)
     }
 }

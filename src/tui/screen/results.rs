@@ -26,9 +26,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         .title_bottom(filter)
         .border_style(border(app, Focus::Results));
     if app.results.is_none() {
-        let keys = app.keymap.keys_of(crate::tui::keymap::Action::AskCitations).join(" or ");
+        let keys = app.settings.keymap.keys_of(crate::tui::keymap::Action::AskCitations).join(" or ");
         let hint = Paragraph::new(format!("Write, then press {keys} to get citations for the text at the cursor."))
-            .style(Style::new().fg(app.theme.muted))
+            .style(Style::new().fg(app.settings.theme.muted))
             .wrap(Wrap { trim: true })
             .block(block);
         frame.render_widget(hint, area);
@@ -49,23 +49,23 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 None => (c.id.clone(), String::new()),
             };
             let channels: String = c.channels.iter().map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
-            let title_style = if marked { Style::new().fg(app.theme.marked).add_modifier(Modifier::BOLD) } else { Style::new().add_modifier(Modifier::BOLD) };
+            let title_style = if marked { Style::new().fg(app.settings.theme.marked).add_modifier(Modifier::BOLD) } else { Style::new().add_modifier(Modifier::BOLD) };
             ListItem::new(vec![
                 Line::from(vec![
-                    Span::styled(format!("{mark}{:>2}. ", i + 1), Style::new().fg(app.theme.accent)),
+                    Span::styled(format!("{mark}{:>2}. ", i + 1), Style::new().fg(app.settings.theme.accent)),
                     Span::styled(truncate(&title, width.saturating_sub(5)), title_style),
                 ]),
                 Line::from(vec![
                     Span::raw("     "),
-                    Span::styled(truncate(&byline, width.saturating_sub(18)), Style::new().fg(app.theme.muted)),
-                    Span::styled(format!("  {:.2} {}", c.score, channels.trim_end()), Style::new().fg(app.theme.muted)),
+                    Span::styled(truncate(&byline, width.saturating_sub(18)), Style::new().fg(app.settings.theme.muted)),
+                    Span::styled(format!("  {:.2} {}", c.score, channels.trim_end()), Style::new().fg(app.settings.theme.muted)),
                 ]),
             ])
         })
         .collect();
     let list = List::new(items)
         .block(block)
-        .highlight_style(Style::new().bg(app.theme.selection_bg));
+        .highlight_style(Style::new().bg(app.settings.theme.selection_bg));
     let mut state = ListState::default().with_selected((!visible.is_empty()).then_some(app.selected));
     frame.render_stateful_widget(list, area, &mut state);
 }

@@ -8,7 +8,7 @@ use crate::tui::app::App;
 use crate::tui::keymap::Action;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
+    let t = &app.settings.theme;
     let timings = app
         .results
         .as_ref()
@@ -21,12 +21,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 .join(", ")
         })
         .unwrap_or_default();
-    let help = app.keymap.keys_of(Action::Help).join("/");
+    let help = app.settings.keymap.keys_of(Action::Help).join("/");
     let left = format!(
         " {} · {} papers · {} · {}{}",
-        app.backend,
-        app.library_papers,
-        app.context_mode.label(),
+        app.settings.backend,
+        app.settings.library_papers,
+        app.settings.context_mode.label(),
         if app.marked.is_empty() { String::new() } else { format!("{} marked · ", app.marked.len()) },
         if timings.is_empty() { String::new() } else { timings },
     );
