@@ -7,27 +7,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use citewise::export::{CiteSyntax, ExportReport, Exported, KeyStyle};
+use citewise::export::{ExportReport, Exported};
 use citewise::library::Library;
 use citewise::pipeline::{Query, Recommender};
 use citewise::tui::app::{App, AppSettings, Focus};
-use citewise::tui::context::ContextMode;
-use citewise::tui::keymap::Keymap;
-use citewise::tui::theme::Theme;
 use citewise::tui::{demo, screen};
 
 fn app(text: &str) -> App {
-    let settings = AppSettings {
-        keymap: Keymap::default(),
-        theme: Theme::load("dark", None).unwrap(),
-        context_mode: ContextMode::Sentence,
-        cite_syntax: CiteSyntax::Latex,
-        key_style: KeyStyle::AuthorYearFirstword,
-        k: 10,
-        backend: "CPU".into(),
-        library_papers: 12,
-    };
-    App::new(text, Some(PathBuf::from("draft.tex")), PathBuf::from("references.bib"), settings)
+    App::new(text, Some(PathBuf::from("draft.tex")), PathBuf::from("references.bib"), AppSettings::defaults(12))
 }
 
 fn render(app: &App, w: u16, h: u16) -> String {

@@ -96,6 +96,22 @@ pub struct AppSettings {
     pub library_papers: u64,
 }
 
+impl AppSettings {
+    /// The defaults of an empty configuration, for a library of this size.
+    pub fn defaults(library_papers: u64) -> AppSettings {
+        AppSettings {
+            keymap: Keymap::default(),
+            theme: Theme::load("dark", None).expect("the dark theme is built in"),
+            context_mode: ContextMode::Sentence,
+            cite_syntax: CiteSyntax::Latex,
+            key_style: KeyStyle::AuthorYearFirstword,
+            k: 10,
+            backend: "CPU".into(),
+            library_papers,
+        }
+    }
+}
+
 impl App {
     pub fn new(text: &str, draft: Option<PathBuf>, bib: PathBuf, s: AppSettings) -> App {
         let mut editor = TextArea::new(to_lines(text));
@@ -460,16 +476,7 @@ mod tests {
     use super::*;
 
     fn settings() -> AppSettings {
-        AppSettings {
-            keymap: Keymap::default(),
-            theme: Theme::load("dark", None).unwrap(),
-            context_mode: ContextMode::Sentence,
-            cite_syntax: CiteSyntax::Latex,
-            key_style: KeyStyle::AuthorYearFirstword,
-            k: 10,
-            backend: "CPU".into(),
-            library_papers: 2,
-        }
+        AppSettings::defaults(2)
     }
 
     fn candidate(id: &str, key: &str, author: &str, year: i32, title: &str, doi: &str) -> Candidate {

@@ -10,11 +10,8 @@ use ratatui::Terminal;
 
 use super::app::{App, AppSettings};
 use super::context::ContextMode;
-use super::keymap::Keymap;
 use super::screen;
-use super::theme::Theme;
 use crate::error::{Error, Result};
-use crate::export::{CiteSyntax, KeyStyle};
 use crate::library::Library;
 use crate::pipeline::worker::{Worker, WorkerEvent};
 use crate::pipeline::Recommender;
@@ -24,16 +21,9 @@ use crate::pipeline::Recommender;
 /// superseding the last, so the worker never idles). Returns the time from
 /// each key to the end of the frame that shows it, in milliseconds.
 pub fn input_latency(library: Arc<Library>, keys: usize, gap: Duration) -> Result<Vec<f64>> {
-    let settings = AppSettings {
-        keymap: Keymap::default(),
-        theme: Theme::load("dark", None)?,
-        context_mode: ContextMode::Paragraph,
-        cite_syntax: CiteSyntax::Latex,
-        key_style: KeyStyle::AuthorYearFirstword,
-        k: 20,
-        backend: "CPU".into(),
-        library_papers: library.papers().num_papers(),
-    };
+    let mut settings = AppSettings::defaults(library.papers().num_papers());
+    settings.context_mode = ContextMode::Paragraph;
+    settings.k = 20;
     let seed = "Neural ranking models for query completion and citation recommendation use dense retrieval, \
                 BM25 prefetch and cross-encoder re-ranking of candidates. "
         .repeat(20);
