@@ -90,3 +90,38 @@ fn mismatched_or_corrupt_weights_name_the_tensor_and_shapes() {
     let err = Bert::load(&config, &corrupt, &device).err().expect("corrupt file").to_string();
     assert!(err.contains("model.safetensors"), "{err}");
 }
+
+/// The wgpu code path, on whatever adapter wgpu finds (on CI a software
+/// Vulkan driver): the same encoder gives the same vectors as on the CPU.
+#[test]
+fn wgpu_backend_matches_the_cpu_backend() {
+    let dir = models_dir().unwrap();
+    let m = dir.join("paraphrase-minilm-l3-v2");
+    if !m.join("model.safetensors").exists() {
+        eprintln!("models missing: skipping");
+        return;
+    }
+    let has_vulkan = ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"].iter().any(|d| std::fs::read_dir(d).is_ok_and(|mut r| r.next().is_some()));
+    if !has_vulkan {
+        eprintln!("no Vulkan driver installed (mesa-vulkan-drivers): skipping the wgpu test");
+        return;
+    }
+    let config = BertConfig::from_file(&m.join("config.json")).unwrap();
+    let tok = BertTokenizer::from_file(&m.join("tokenizer.json"), 128).unwrap();
+    let encoded = vec![
+        tok.encode("Citation recommendation with evidence.", None).unwrap(),
+        tok.encode("A longer second sentence pads the first one in the batch.", None).unwrap(),
+    ];
+    let run = |device: &Device| -> Vec<f32> {
+        let model = Bert::load(&config, &m.join("model.safetensors"), device).unwrap();
+        let input = batch(&encoded, device);
+        let mask = input.mask.clone();
+        mean_pool_normalized(model.forward(input), mask).into_data().try_to_vec::<f32>().unwrap()
+    };
+    let cpu = run(&Device::flex());
+    let gpu = run(&Device::wgpu(burn::tensor::DeviceKind::DefaultDevice));
+    assert_eq!(cpu.len(), gpu.len());
+    for (i, (a, b)) in cpu.iter().zip(&gpu).enumerate() {
+        assert!((a - b).abs() < 1e-3, "value {i}: cpu {a} vs wgpu {b}");
+    }
+}
