@@ -134,9 +134,12 @@ impl EvidenceIndex {
 
     /// Distinct analyzed terms of a text.
     pub fn terms(&self, text: &str) -> Vec<String> {
-        let mut a = self.analyzer.clone();
-        let mut seen = std::collections::HashSet::new();
-        analyzer::terms(&mut a, text).into_iter().filter(|t| seen.insert(t.clone())).take(512).collect()
+        analyzer::distinct_terms(&self.analyzer, text)
+    }
+
+    /// BM25 idf of an analyzed term over the spans.
+    pub fn idf(&self, term: &str) -> f32 {
+        analyzer::bm25_idf(self.num_spans() as f32, self.doc_freq(term) as f32)
     }
 
     /// Scores every span containing a query term with BM25 (Okapi) and BM25+
@@ -159,7 +162,7 @@ impl EvidenceIndex {
             .map(|t| {
                 let term = Term::from_field_text(self.fields.text, t);
                 let df = searcher.doc_freq(&term).unwrap_or(0) as f32;
-                (term, (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+                (term, analyzer::bm25_idf(n, df))
             })
             .filter(|(_, idf)| idf.is_finite())
             .collect();

@@ -30,6 +30,23 @@ pub fn english() -> TextAnalyzer {
         .build()
 }
 
+/// Query terms beyond this many distinct ones are dropped (keeps very long
+/// queries within the latency budget).
+pub const MAX_QUERY_TERMS: usize = 512;
+
+/// Distinct analyzed terms of a text in first-seen order, at most
+/// [`MAX_QUERY_TERMS`].
+pub fn distinct_terms(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
+    let mut a = analyzer.clone();
+    let mut seen = std::collections::HashSet::new();
+    terms(&mut a, text).into_iter().filter(|t| seen.insert(t.clone())).take(MAX_QUERY_TERMS).collect()
+}
+
+/// Lucene's BM25 idf of a term found in `df` of `n` documents.
+pub fn bm25_idf(n: f32, df: f32) -> f32 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
 /// Analyzes text into index terms, in order, duplicates kept.
 pub fn terms(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     let mut out = Vec::new();

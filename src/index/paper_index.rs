@@ -15,9 +15,7 @@ use super::schema::PaperFields;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 
-/// Query terms beyond this many distinct ones are dropped (keeps very long
-/// queries within the latency budget).
-pub const MAX_QUERY_TERMS: usize = 512;
+pub use super::analyzer::MAX_QUERY_TERMS;
 
 /// A scored hit of the paper index.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,13 +82,7 @@ impl PaperIndex {
     /// The analyzed terms of a query text, duplicates collapsed, at most
     /// [`MAX_QUERY_TERMS`] distinct terms in first-seen order.
     pub fn query_terms(&self, text: &str) -> Vec<String> {
-        let mut analyzer = self.analyzer.clone();
-        let mut seen = HashSet::new();
-        analyzer::terms(&mut analyzer, text)
-            .into_iter()
-            .filter(|t| seen.insert(t.clone()))
-            .take(MAX_QUERY_TERMS)
-            .collect()
+        analyzer::distinct_terms(&self.analyzer, text)
     }
 
     /// BM25 (k1 = 1.2, b = 0.75) over title + abstract + keywords; top `k`.

@@ -55,35 +55,44 @@ impl EvidenceChannel {
         self
     }
 
-    /// Share of the query's idf mass that a span's terms cover, 0..=1.
-    pub fn coverage(&self, query: &Query, span: &SpanRecord) -> f32 {
+    /// The query as the spans were stored (citation markers removed), and
+    /// its analyzed terms.
+    pub fn analyze(&self, query: &Query) -> (String, Vec<String>) {
+        let local = normalize(&query.local_text());
+        let terms = self.library.evidence().terms(&local);
+        (local, terms)
+    }
+
+    /// Share of the query terms' idf mass that a span's terms cover, 0..=1.
+    pub fn coverage(&self, terms: &[String], span: &SpanRecord) -> f32 {
         let ev = self.library.evidence();
-        let idf = term_weights(&ev.terms(&normalize(&query.local_text())), ev);
+        let idf: HashMap<&str, f32> = terms.iter().map(|t| (t.as_str(), ev.idf(t))).collect();
         let total: f32 = idf.values().sum();
-        let covered: f32 = ev.terms(&span.text).iter().filter_map(|t| idf.get(t)).sum();
+        let covered: f32 = ev.terms(&span.text).iter().filter_map(|t| idf.get(t.as_str())).sum();
         if total > 0.0 { covered / total } else { 0.0 }
     }
 
     /// Share of the query's distinct terms that occur in the evidence
     /// database at all: low when the query is about a field the database
     /// does not cover.
-    pub fn vocabulary_coverage(&self, query: &Query) -> f32 {
-        let ev = self.library.evidence();
-        let terms = ev.terms(&normalize(&query.local_text()));
+    pub fn vocabulary_coverage(&self, terms: &[String]) -> f32 {
         if terms.is_empty() {
             return 0.0;
         }
+        let ev = self.library.evidence();
         let known = terms.iter().filter(|t| ev.doc_freq(t) > 0).count();
         known as f32 / terms.len() as f32
     }
 
     /// Spans for the query, best first.
     pub fn spans(&self, query: &Query) -> Result<Vec<RankedSpan>> {
+        let (local, terms) = self.analyze(query);
+        self.spans_for(&local, &terms)
+    }
+
+    fn spans_for(&self, local: &str, terms: &[String]) -> Result<Vec<RankedSpan>> {
         let ev = self.library.evidence();
-        // Spans were stored without citation markers; match them the same way.
-        let local = normalize(&query.local_text());
-        let terms = ev.terms(&local);
-        let hits = ev.search(&terms, SPAN_PREFETCH)?;
+        let hits = ev.search(terms, SPAN_PREFETCH)?;
         let mut fused: HashMap<DocAddress, f32> = HashMap::new();
         for list in [&hits.okapi, &hits.plus] {
             for (i, (doc, _)) in list.iter().enumerate() {
@@ -101,24 +110,13 @@ impl EvidenceChannel {
             spans.push(RankedSpan { rank: i + 1, record: ev.record(&searcher, doc)? });
         }
         if let Some(r) = &self.reranker {
-            r.rerank(&local, &mut spans)?;
+            r.rerank(local, &mut spans)?;
             for (i, s) in spans.iter_mut().enumerate() {
                 s.rank = i + 1;
             }
         }
         Ok(spans)
     }
-}
-
-fn term_weights(terms: &[String], ev: &crate::evidence::store::EvidenceIndex) -> HashMap<String, f32> {
-    let n = ev.num_spans() as f32;
-    terms
-        .iter()
-        .map(|t| {
-            let df = ev.doc_freq(t) as f32;
-            (t.clone(), (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
-        })
-        .collect()
 }
 
 /// How papers are ordered from their spans.
@@ -203,7 +201,8 @@ impl Channel for EvidenceChannel {
     }
 
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
-        let spans = self.spans(query)?;
+        let (local, terms) = self.analyze(query);
+        let spans = self.spans_for(&local, &terms)?;
         let papers = rank_papers(&spans, self.order);
         let mut evidence: HashMap<String, Vec<EvidenceSnippet>> = HashMap::new();
         for s in &spans {
@@ -214,7 +213,7 @@ impl Channel for EvidenceChannel {
                 }
             }
         }
-        let confidence = spans.first().map_or(0.0, |s| self.coverage(query, &s.record)) * self.vocabulary_coverage(query).powi(4);
+        let confidence = spans.first().map_or(0.0, |s| self.coverage(&terms, &s.record)) * self.vocabulary_coverage(&terms).powi(4);
         let ranked = papers
             .into_iter()
             .take(k)
