@@ -21,6 +21,31 @@ pub enum BenchWhat {
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Exact top-100 cosine search over synthetic unit vectors, CPU scan
+    /// and the burn backend (GPU when there is one)
+    Vectors {
+        /// Rows to search, comma-separated
+        #[arg(long, value_delimiter = ',', default_value = "120000,1000000")]
+        rows: Vec<usize>,
+        #[arg(long, default_value_t = 128)]
+        dim: usize,
+        /// Queries timed per size
+        #[arg(long, default_value_t = 50)]
+        queries: usize,
+        /// CPU threads for the scan
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+    },
+    /// HAtten encoding throughput on the first N papers of a papers JSONL file
+    Embed {
+        #[arg(value_name = "PAPERS.jsonl[.gz]")]
+        papers: PathBuf,
+        #[arg(long, default_value_t = 5000)]
+        n: usize,
+        /// Compute device
+        #[arg(long, value_enum, default_value_t = crate::neural::backend::DevicePreference::Auto)]
+        device: crate::neural::backend::DevicePreference,
+    },
     /// Input-to-render latency of the editor while recommendations run in the background
     Keys {
         /// Library to recommend from [default: the --library / default library]
@@ -46,6 +71,8 @@ struct ImportBench {
 
 pub fn run(a: &BenchArgs) -> Result<()> {
     match &a.what {
+        BenchWhat::Vectors { rows, dim, queries, threads } => bench_vectors(rows, *dim, *queries, *threads)?,
+        BenchWhat::Embed { papers, n, device } => bench_embed(papers, *n, *device)?,
         BenchWhat::Import { paths } => {
             let dir = tempfile_dir()?;
             let t = Instant::now();
@@ -84,4 +111,101 @@ fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("citewise-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+#[derive(Serialize)]
+struct VectorBench {
+    rows: usize,
+    dim: usize,
+    backend: String,
+    p50_ms: f64,
+    p95_ms: f64,
+    matrix_mb: f64,
+}
+
+fn bench_vectors(sizes: &[usize], dim: usize, queries: usize, threads: usize) -> Result<()> {
+    use burn::tensor::{Tensor, TensorData};
+    let backend = crate::neural::backend::select(crate::neural::backend::DevicePreference::Auto);
+    for &n in sizes {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let mut matrix: Vec<f32> = (0..n * dim).map(|_| next()).collect();
+        for row in matrix.chunks_mut(dim) {
+            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            row.iter_mut().for_each(|x| *x /= norm);
+        }
+        let qs: Vec<Vec<f32>> = (0..queries).map(|i| matrix[(i * 7919 % n) * dim..(i * 7919 % n + 1) * dim].to_vec()).collect();
+        let mut times = Vec::new();
+        for q in &qs {
+            let t = Instant::now();
+            let hits = crate::index::vectors::top_k(&matrix, dim, q, 100, threads);
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            assert_eq!(hits.len(), 100.min(n));
+        }
+        report_vectors(n, dim, &format!("cpu scan, {threads} threads"), &times);
+        if backend.name != "flex" {
+            let device = &backend.device;
+            let m = Tensor::<2>::from_data(TensorData::new(matrix.clone(), [n, dim]), device);
+            let mut times = Vec::new();
+            for q in &qs {
+                let t = Instant::now();
+                let qt = Tensor::<2>::from_data(TensorData::new(q.clone(), [dim, 1]), device);
+                let scores = m.clone().matmul(qt).reshape([n]);
+                let (_values, idx) = scores.topk_with_indices(100, 0);
+                let _ = idx.into_data();
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+            report_vectors(n, dim, &format!("burn {} on {}", backend.name, backend.adapter), &times);
+        }
+    }
+    Ok(())
+}
+
+fn report_vectors(rows: usize, dim: usize, backend: &str, times: &[f64]) {
+    let r = VectorBench {
+        rows,
+        dim,
+        backend: backend.into(),
+        p50_ms: crate::eval::metrics::quantile(times, 0.5),
+        p95_ms: crate::eval::metrics::quantile(times, 0.95),
+        matrix_mb: (rows * dim * 4) as f64 / 1048576.0,
+    };
+    println!("{}", serde_json::to_string(&r).expect("serializes"));
+}
+
+#[derive(Serialize)]
+struct EmbedBench {
+    papers: usize,
+    backend: String,
+    seconds: f64,
+    papers_per_s: f64,
+    peak_rss_mb: f64,
+}
+
+fn bench_embed(path: &std::path::Path, n: usize, device: crate::neural::backend::DevicePreference) -> Result<()> {
+    use crate::neural::hatten::DocText;
+    let backend = crate::neural::backend::select(device);
+    let encoder = crate::neural::encoder::HattenEncoder::load_default(&backend.device)?;
+    let mut papers = crate::neural::train::load_papers(path)?;
+    papers.truncate(n);
+    let texts: Vec<DocText> = papers.iter().map(|p| DocText::paper(&p.title, &p.abstract_text)).collect();
+    let _ = encoder.encode(&texts[..texts.len().min(64)]); // warm-up
+    let t = Instant::now();
+    let v = encoder.encode(&texts);
+    let seconds = t.elapsed().as_secs_f64();
+    assert_eq!(v.len(), texts.len() * encoder.dim());
+    let r = EmbedBench {
+        papers: texts.len(),
+        backend: format!("{} on {}", backend.name, backend.adapter),
+        seconds,
+        papers_per_s: texts.len() as f64 / seconds,
+        peak_rss_mb: crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
+    };
+    println!("{}", serde_json::to_string(&r)?);
+    Ok(())
 }

@@ -25,7 +25,15 @@ pub fn run(library: &Path) -> Result<()> {
         Err(e) => println!("library   {e}"),
     }
     let device = Device::flex();
-    println!("backend   burn flex (CPU); GPU selection comes with the dense-retrieval stage");
+    let adapters = crate::neural::backend::adapters();
+    for a in &adapters {
+        println!("adapter   {} ({:?}, {}){}", a.name, a.kind, a.api, if a.is_hardware() { "" } else { " — software, not used" });
+    }
+    if adapters.is_empty() {
+        println!("adapter   none (no Vulkan/Metal/DX12 driver found)");
+    }
+    let backend = crate::neural::backend::select(crate::neural::backend::DevicePreference::Auto);
+    println!("backend   {} on {}", backend.name, backend.adapter);
     let dir = models_dir()?;
     println!("models    {}", dir.display());
     for (name, what) in MODELS {
@@ -39,6 +47,10 @@ pub fn run(library: &Path) -> Result<()> {
             }
         };
         println!("  {name:<24} {status}  — {what}");
+    }
+    match crate::neural::encoder::HattenEncoder::load_default(&device) {
+        Ok(e) => println!("  {:<24} ok ({} wide, {}) — dense prefetch encoder", "hatten", e.dim(), e.source),
+        Err(e) => println!("  {:<24} {e}", "hatten"),
     }
     Ok(())
 }

@@ -7,11 +7,12 @@ use clap::Args;
 use super::import::{print_evidence_summary, print_summary};
 use super::progress::{count_bar, ImportBar};
 use crate::eval::harness::{contexts_file, load_split, papers_file, TRAIN_SPLIT};
-use crate::eval::{evaluate, report, EvalReport};
+use crate::eval::harness::evaluate_at;
+use crate::eval::{report, EvalReport};
 use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
 use crate::library::Library;
-use crate::pipeline::channel::ALL_CHANNELS;
+use crate::pipeline::recommender::available_channels;
 use crate::pipeline::{Fusion, Recommender};
 
 #[derive(Debug, Args)]
@@ -28,6 +29,9 @@ pub struct EvalArgs {
     /// Channels to run, comma-separated [default: all]
     #[arg(long, value_delimiter = ',', value_name = "CHANNELS")]
     pub stages: Vec<String>,
+    /// Papers ranked per query; recall is reported up to this cut-off (500 for the prefetch table)
+    #[arg(long, default_value_t = crate::eval::harness::EVAL_DEPTH)]
+    pub depth: usize,
     /// Evaluate only the first N contexts of the split
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
@@ -61,7 +65,7 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     }
     let bench = a.bench.as_ref().expect("clap requires --bench");
     let lib = Arc::new(open_pool(a.pool.clone(), bench)?);
-    let stages: Vec<&str> = if a.stages.is_empty() { ALL_CHANNELS.to_vec() } else { a.stages.iter().map(String::as_str).collect() };
+    let stages: Vec<&str> = if a.stages.is_empty() { available_channels(&lib) } else { a.stages.iter().map(String::as_str).collect() };
     let fusion = match &a.fusion {
         Some(spec) => Fusion::default().with_overrides(spec)?,
         None => Fusion::default(),
@@ -74,7 +78,7 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         let mut rec = Recommender::with_channels(lib.clone(), names)?;
         rec.set_fusion(fusion);
         let bar = count_bar(contexts.len() as u64, &format!("evaluating {}", names.join("+")));
-        let report = evaluate(&rec, &contexts, &a.split, a.global, &|_| bar.inc(1))?;
+        let report = evaluate_at(&rec, &contexts, &a.split, a.global, a.depth, &|_| bar.inc(1))?;
         bar.finish_and_clear();
         Ok(report)
     };
@@ -126,5 +130,6 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> 
         eprintln!("evidence database built from the `{TRAIN_SPLIT}` split");
         print_evidence_summary(&ev);
     }
+    super::import::embed_papers(&lib, false)?;
     Ok(lib)
 }

@@ -27,6 +27,9 @@ pub struct ImportArgs {
     /// With --evidence: keep only this split of benchmark contexts
     #[arg(long, requires = "evidence")]
     pub split: Option<String>,
+    /// Do not compute dense vectors for the new papers (`citewise embed` does it later)
+    #[arg(long)]
+    pub no_embed: bool,
 }
 
 pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
@@ -40,12 +43,46 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
     }
     let summary = import(&lib, &a.paths, ImportOptions { force: a.force }, &ImportBar::new())?;
     print_summary(&summary, a.all_skips);
+    if !a.no_embed {
+        embed_papers(&lib, false)?;
+    }
     println!(
         "library {} now holds {} papers ({:.1} s)",
         lib.dir().display(),
         lib.papers().num_papers(),
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Encodes the papers that have no current vector for the dense channel.
+/// Without the encoder's files this is a notice (BM25 and evidence still
+/// work), unless `required`.
+pub fn embed_papers(lib: &Library, required: bool) -> Result<()> {
+    let backend = crate::neural::backend::select(crate::neural::backend::DevicePreference::Auto);
+    let encoder = match crate::neural::encoder::shared_encoder() {
+        Ok(e) => e,
+        Err(e) if !required => {
+            eprintln!("note: dense vectors not computed ({e}); BM25 and evidence channels still work");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let t = Instant::now();
+    let bar = super::progress::count_bar(0, "embedding papers");
+    let s = crate::library::embed::embed_library(lib, &encoder, &|n| bar.set_length(n), &|k| bar.inc(k))?;
+    bar.finish_and_clear();
+    if s.embedded > 0 {
+        println!(
+            "dense vectors: {} papers encoded, {} already current ({:.1} s, {:.0} papers/s, {} on {})",
+            s.embedded,
+            s.kept,
+            t.elapsed().as_secs_f64(),
+            s.embedded as f64 / t.elapsed().as_secs_f64(),
+            backend.name,
+            backend.adapter
+        );
+    }
     Ok(())
 }
 

@@ -6,6 +6,7 @@ mod eval;
 mod import;
 mod progress;
 mod recommend;
+mod train;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -66,6 +67,10 @@ pub enum Command {
     Info(InfoArgs),
     /// Check the library, the model weights and the compute backend
     Doctor,
+    /// Compute the dense vectors of papers that have none (resumes; import does this too)
+    Embed,
+    /// Train a model on a citation benchmark
+    Train(train::TrainArgs),
 }
 
 /// Parses the command line and runs it.
@@ -78,6 +83,8 @@ pub fn main() -> Result<()> {
         Some(Command::Bench(a)) => bench::run(a),
         Some(Command::Info(a)) => info(&cli, a),
         Some(Command::Doctor) => doctor::run(&library_dir(&cli)?),
+        Some(Command::Train(a)) => train::run(a),
+        Some(Command::Embed) => import::embed_papers(&*open_library(&cli)?, true),
         None => editor(&cli),
     }
 }

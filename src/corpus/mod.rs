@@ -2,6 +2,7 @@
 
 pub mod benchmark;
 pub mod bibtex;
+pub mod citation_markup;
 pub mod jsonl;
 pub mod paper;
 pub mod source;

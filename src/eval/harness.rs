@@ -41,7 +41,12 @@ pub fn load_split(bench: &Path, split: &str) -> Result<Vec<CitationContext>> {
 
 /// The query the benchmark context stands for.
 pub fn query_of(c: &CitationContext, global: bool) -> Query {
-    let q = Query::new(c.context.clone()).with_k(EVAL_DEPTH);
+    query_at(c, global, EVAL_DEPTH)
+}
+
+/// The query of a context, ranking `depth` papers.
+pub fn query_at(c: &CitationContext, global: bool, depth: usize) -> Query {
+    let q = Query::new(c.context.clone()).with_k(depth);
     if global {
         q.with_global(c.citing_title.clone(), c.citing_abstract.clone().unwrap_or_default())
     } else {
@@ -73,6 +78,13 @@ pub struct EvalConfig {
     pub stages: Vec<String>,
     pub papers: u64,
     pub version: String,
+    /// Papers ranked per query (recall is reported up to this cut-off).
+    #[serde(default = "default_depth")]
+    pub depth: usize,
+}
+
+fn default_depth() -> usize {
+    EVAL_DEPTH
 }
 
 /// A whole evaluation, as printed and as written by `--json`.
@@ -96,11 +108,23 @@ pub fn evaluate(
     global: bool,
     on_query: &dyn Fn(usize),
 ) -> Result<EvalReport> {
+    evaluate_at(rec, contexts, split, global, EVAL_DEPTH, on_query)
+}
+
+/// [`evaluate`] ranking `depth` papers per query.
+pub fn evaluate_at(
+    rec: &Recommender,
+    contexts: &[CitationContext],
+    split: &str,
+    global: bool,
+    depth: usize,
+    on_query: &dyn Fn(usize),
+) -> Result<EvalReport> {
     let mut per_source: BTreeMap<String, Mean> = BTreeMap::new();
     let mut all = Mean::default();
     let mut latencies = Vec::with_capacity(contexts.len());
     for (i, c) in contexts.iter().enumerate() {
-        let query = query_of(c, global);
+        let query = query_at(c, global, depth);
         let t = Instant::now();
         let ranked: Vec<String> = match rec.recommend_ids(&query) {
             Ok(r) => r.candidates.into_iter().map(|c| c.id).collect(),
@@ -127,6 +151,7 @@ pub fn evaluate(
             stages: rec.channel_names().iter().map(|s| s.to_string()).collect(),
             papers: rec.library().papers().num_papers(),
             version: env!("CARGO_PKG_VERSION").into(),
+            depth,
         },
         sources,
         latency: Latency { p50_ms: quantile(&latencies, 0.5), p95_ms: quantile(&latencies, 0.95), mean_ms: mean },

@@ -9,13 +9,13 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 /// The cut-offs reported for recall.
-pub const RECALL_AT: [usize; 5] = [1, 5, 10, 20, 100];
+pub const RECALL_AT: [usize; 7] = [1, 5, 10, 20, 100, 200, 500];
 
 /// Metrics of one ranked list.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scores {
     /// Recall at each cut-off of [`RECALL_AT`].
-    pub recall: [f64; 5],
+    pub recall: [f64; 7],
     pub mrr: f64,
     pub ndcg10: f64,
 }
@@ -27,7 +27,7 @@ pub fn score(ranked: &[String], relevant: &HashSet<String>) -> Scores {
     }
     let hit_ranks: Vec<usize> = ranked.iter().enumerate().filter(|(_, id)| relevant.contains(*id)).map(|(i, _)| i).collect();
     let n_rel = relevant.len() as f64;
-    let mut recall = [0.0; 5];
+    let mut recall = [0.0; 7];
     for (slot, &k) in recall.iter_mut().zip(RECALL_AT.iter()) {
         *slot = hit_ranks.iter().filter(|&&r| r < k).count() as f64 / n_rel;
     }
@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn single_relevant_at_rank_three() {
         let s = score(&ids(&["a", "b", "c", "d"]), &set(&["c"]));
-        assert_eq!(s.recall, [0.0, 1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(s.recall, [0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
         assert!(close(s.mrr, 1.0 / 3.0));
         // DCG = 1/log2(4) = 0.5; ideal = 1.
         assert!(close(s.ndcg10, 0.5));
@@ -102,7 +102,7 @@ mod tests {
     fn two_relevant_one_found() {
         // Relevant {b, z}; b at rank 2, z missing.
         let s = score(&ids(&["a", "b", "c"]), &set(&["b", "z"]));
-        assert_eq!(s.recall, [0.0, 0.5, 0.5, 0.5, 0.5]);
+        assert_eq!(s.recall, [0.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
         assert!(close(s.mrr, 0.5));
         // DCG = 1/log2(3); ideal = 1 + 1/log2(3).
         let expect = (1.0 / 3f64.log2()) / (1.0 + 1.0 / 3f64.log2());
@@ -111,10 +111,13 @@ mod tests {
 
     #[test]
     fn beyond_cutoffs_and_missing() {
-        let mut ranked: Vec<String> = (0..150).map(|i| format!("p{i}")).collect();
+        let mut ranked: Vec<String> = (0..300).map(|i| format!("p{i}")).collect();
         ranked[14] = "hit".into();
+        ranked[150] = "deep".into();
         let s = score(&ranked, &set(&["hit"]));
-        assert_eq!(s.recall, [0.0, 0.0, 0.0, 1.0, 1.0]);
+        assert_eq!(s.recall, [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]);
+        let deep = score(&ranked, &set(&["deep"]));
+        assert_eq!(deep.recall, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]);
         assert_eq!(s.ndcg10, 0.0);
         assert!(close(s.mrr, 1.0 / 15.0));
         assert_eq!(score(&ranked, &set(&["nope"])), Scores::default());

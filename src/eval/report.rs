@@ -18,13 +18,14 @@ pub fn table(r: &EvalReport) -> String {
         c.papers
     );
     let _ = write!(s, "{:<12} {:>6}", "source", "n");
-    for k in RECALL_AT {
+    let shown = RECALL_AT.iter().filter(|k| **k <= c.depth.max(100)).count();
+    for k in &RECALL_AT[..shown] {
         let _ = write!(s, " {:>7}", format!("R@{k}"));
     }
     let _ = writeln!(s, " {:>7} {:>8}", "MRR", "nDCG@10");
     for src in &r.sources {
         let _ = write!(s, "{:<12} {:>6}", src.source, src.n);
-        for v in src.scores.recall {
+        for v in &src.scores.recall[..shown] {
             let _ = write!(s, " {v:>7.3}");
         }
         let _ = writeln!(s, " {:>7.3} {:>8.3}", src.scores.mrr, src.scores.ndcg10);

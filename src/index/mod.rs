@@ -3,5 +3,6 @@
 pub mod analyzer;
 pub mod paper_index;
 pub mod schema;
+pub mod vectors;
 
 pub use paper_index::{Hit, PaperIndex, PaperWriter};

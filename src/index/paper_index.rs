@@ -164,6 +164,17 @@ impl PaperIndex {
         Ok(out)
     }
 
+    /// Calls `f` with every stored paper (segment by segment).
+    pub fn for_each_paper(&self, f: &mut dyn FnMut(Paper) -> Result<()>) -> Result<()> {
+        let searcher = self.searcher();
+        for (ord, seg) in searcher.segment_readers().iter().enumerate() {
+            for d in seg.doc_ids_alive() {
+                f(self.paper(&searcher, DocAddress::new(ord as u32, d))?)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Every live id (used at import to tell new records from updates).
     pub fn all_ids(&self) -> Result<HashSet<String>> {
         let searcher = self.searcher();

@@ -7,8 +7,10 @@
 //! DIR/import-journal.json   files already imported (path, size, content hash)
 //! DIR/evidence/             tantivy index of evidence spans
 //! DIR/evidence-journal.json citing-sentence files already imported
+//! DIR/vectors/              paper vectors of the dense channel (see `index::vectors`)
 //! ```
 
+pub mod embed;
 pub mod evidence_import;
 pub mod import;
 pub mod journal;
@@ -107,5 +109,10 @@ impl Library {
 
     pub fn evidence(&self) -> &EvidenceIndex {
         &self.evidence
+    }
+
+    /// Where the dense channel's paper vectors live.
+    pub fn vectors_dir(&self) -> PathBuf {
+        self.dir.join("vectors")
     }
 }

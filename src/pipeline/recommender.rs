@@ -8,11 +8,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::channel::{Bm25Channel, Channel, ChannelOutput, EvidenceSnippet, ALL_CHANNELS};
+use super::dense_channel::DenseChannel;
 use super::evidence_channel::{snippet, EvidenceChannel, SNIPPETS_PER_PAPER};
 use super::query::Query;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::library::Library;
+use crate::neural::encoder::shared_encoder;
 
 /// Candidates each channel fetches before fusion.
 pub const DEFAULT_PREFETCH: usize = 100;
@@ -82,11 +84,18 @@ pub struct Fusion {
     pub min_confidence: f32,
     /// BM25 weighs `1 + bm25_gap_weight × (s1 − s2) / s1`.
     pub bm25_gap_weight: f32,
+    /// Weight of the dense (HAtten) list.
+    #[serde(default = "default_hatten_weight")]
+    pub hatten_weight: f32,
+}
+
+fn default_hatten_weight() -> f32 {
+    Fusion::default().hatten_weight
 }
 
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 8.0, min_confidence: 0.0, bm25_gap_weight: 5.0 }
+        Fusion { rrf_k: 5.0, evidence_weight: 8.0, min_confidence: 0.0, bm25_gap_weight: 5.0, hatten_weight: 1.0 }
     }
 }
 
@@ -102,6 +111,7 @@ impl Fusion {
                 "evidence_weight" => self.evidence_weight = v,
                 "min_confidence" => self.min_confidence = v,
                 "bm25_gap_weight" => self.bm25_gap_weight = v,
+                "hatten_weight" => self.hatten_weight = v,
                 other => return Err(Error::InvalidQuery(format!("unknown fusion setting `{other}`"))),
             }
         }
@@ -114,6 +124,7 @@ impl Fusion {
             "evidence" if confidence <= self.min_confidence => 0.0,
             "evidence" => self.evidence_weight * ((confidence - self.min_confidence) / (1.0 - self.min_confidence).max(1e-6)).min(1.0),
             "bm25" => 1.0 + self.bm25_gap_weight * confidence,
+            "hatten" => self.hatten_weight,
             _ => 1.0,
         }
     }
@@ -128,9 +139,11 @@ pub struct Recommender {
 }
 
 impl Recommender {
-    /// A recommender with every channel this build has.
+    /// A recommender with every channel that can run on this library (the
+    /// dense channel needs its weights, word vectors and paper vectors).
     pub fn new(library: Arc<Library>) -> Recommender {
-        Self::with_channels(library, ALL_CHANNELS).expect("all channels are known")
+        let available = available_channels(&library);
+        Self::with_channels(library, &available).expect("available channels open")
     }
 
     /// A recommender restricted to the named channels (`--stages`).
@@ -143,6 +156,7 @@ impl Recommender {
             match *name {
                 "bm25" => channels.push(Box::new(Bm25Channel::new(library.clone()))),
                 "evidence" => channels.push(Box::new(EvidenceChannel::new(library.clone()))),
+                "hatten" => channels.push(Box::new(dense_channel(&library)?)),
                 other => {
                     return Err(Error::InvalidQuery(format!(
                         "unknown channel `{other}`; available: {}",
@@ -253,6 +267,16 @@ impl Recommender {
     }
 }
 
+/// The channels that can run on `library`, in default order.
+pub fn available_channels(library: &Library) -> Vec<&'static str> {
+    ALL_CHANNELS.iter().copied().filter(|c| *c != "hatten" || dense_channel(library).is_ok()).collect()
+}
+
+/// The dense channel over `library`, with the process-wide encoder.
+fn dense_channel(library: &Library) -> Result<DenseChannel> {
+    DenseChannel::open(library, shared_encoder()?)
+}
+
 /// Weighted reciprocal-rank fusion of channel lists (see [`Fusion`]). A
 /// single list keeps its own order and scores. Every channel that found a
 /// paper is recorded, including one whose weight was zero for this query.
@@ -307,7 +331,7 @@ mod tests {
 
     #[test]
     fn weak_evidence_is_ignored_and_strong_evidence_leads() {
-        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0 };
+        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0 };
         let bm25 = list(&["a", "b", "c"]);
         let weak = fuse(&[("bm25", bm25.clone()), ("evidence", with_confidence(list(&["z", "c"]), 0.2))], &f);
         assert_eq!(weak.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "z"]);

@@ -1,0 +1,139 @@
+//! `citewise train hatten`: trains the dense prefetch encoder.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::neural::backend::{select, DevicePreference};
+use crate::neural::hatten::HattenConfig;
+use crate::neural::train::{train, EpochReport, TrainOptions, TrainProgress};
+use crate::neural::words::WordVectors;
+
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    #[command(subcommand)]
+    pub model: TrainModel,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TrainModel {
+    /// The HAtten dense prefetch encoder (triplet loss, mined hard negatives)
+    Hatten(HattenArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HattenArgs {
+    /// Benchmark directory (papers.jsonl.gz, contexts.jsonl.gz with train and val splits)
+    #[arg(long, value_name = "DIR")]
+    pub bench: PathBuf,
+    /// Output directory (config.json, model.safetensors, train-state.json); a run there resumes
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[arg(long, default_value_t = TrainOptions::default().epochs)]
+    pub epochs: usize,
+    #[arg(long, default_value_t = TrainOptions::default().batch)]
+    pub batch: usize,
+    #[arg(long, default_value_t = TrainOptions::default().learning_rate)]
+    pub lr: f64,
+    #[arg(long, default_value_t = TrainOptions::default().margin)]
+    pub margin: f32,
+    /// Papers in the mining and validation pool
+    #[arg(long, default_value_t = TrainOptions::default().mining_pool)]
+    pub mining_pool: usize,
+    /// Use only the first N train contexts
+    #[arg(long, value_name = "N")]
+    pub train_limit: Option<usize>,
+    /// Use only the first N val contexts
+    #[arg(long, value_name = "N")]
+    pub val_limit: Option<usize>,
+    /// Stop after this many minutes (then validate and save)
+    #[arg(long, value_name = "MIN")]
+    pub max_minutes: Option<f64>,
+    /// Width of the encoder
+    #[arg(long, default_value_t = 128)]
+    pub width: usize,
+    /// Words kept from an abstract
+    #[arg(long, default_value_t = 128)]
+    pub abstract_words: usize,
+    #[arg(long, default_value_t = TrainOptions::default().seed)]
+    pub seed: u64,
+    /// Compute device
+    #[arg(long, value_enum, default_value_t = DevicePreference::Auto)]
+    pub device: DevicePreference,
+}
+
+struct Bars {
+    bar: ProgressBar,
+}
+
+impl TrainProgress for Bars {
+    fn phase(&self, name: &str, len: u64) {
+        self.bar.reset();
+        self.bar.set_length(len);
+        self.bar.set_prefix(name.to_string());
+        self.bar.set_message("");
+    }
+    fn advance(&self, n: u64, loss: Option<f32>) {
+        self.bar.inc(n);
+        if let Some(l) = loss {
+            self.bar.set_message(format!("loss {l:.4}"));
+        }
+    }
+    fn epoch(&self, r: &EpochReport) {
+        self.bar.suspend(|| eprintln!(
+            "epoch {:>2}: {} steps, loss {:.4}, val R@10 {:.3}, R@100 {:.3}, {:.0} s{}",
+            r.epoch,
+            r.steps,
+            r.loss,
+            r.val_r10,
+            r.val_r100,
+            r.seconds,
+            if r.best { "  (best so far)" } else { "" }
+        ));
+    }
+}
+
+pub fn run(a: &TrainArgs) -> Result<()> {
+    match &a.model {
+        TrainModel::Hatten(h) => hatten(h),
+    }
+}
+
+fn hatten(a: &HattenArgs) -> Result<()> {
+    let backend = select(a.device);
+    eprintln!("backend: {} on {}", backend.name, backend.adapter);
+    let words = WordVectors::load_default()?;
+    let config = HattenConfig::new().with_d_model(a.width).with_max_abstract_words(a.abstract_words).with_word_dim(words.dim());
+    let opts = TrainOptions {
+        epochs: a.epochs,
+        batch: a.batch,
+        learning_rate: a.lr,
+        margin: a.margin,
+        mining_pool: a.mining_pool,
+        train_limit: a.train_limit,
+        val_limit: a.val_limit,
+        max_minutes: a.max_minutes,
+        seed: a.seed,
+        ..TrainOptions::default()
+    };
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} {msg} ({elapsed}, eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let history = train(&a.bench, &a.out, &config, &opts, &words, &backend.device, &Bars { bar: bar.clone() })?;
+    bar.finish_and_clear();
+    if let Some(best) = history.iter().rfind(|r| r.best) {
+        println!(
+            "best: epoch {} (val R@10 {:.3}, R@100 {:.3}); weights in {}",
+            best.epoch,
+            best.val_r10,
+            best.val_r100,
+            a.out.join("model.safetensors").display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,308 @@
+//! A store of paper vectors with exact top-K cosine search.
+//!
+//! Layout in its directory:
+//! ```text
+//! vectors.f32    rows × dim little-endian f32, memory-mapped for search
+//! vectors.json   dim, the encoder's fingerprint, and per row the paper id
+//!                and a hash of the text it was computed from
+//! ```
+//! `vectors.json` is the commit point: rows appended to `vectors.f32` count
+//! only once the manifest that lists them is written (atomically), so an
+//! interrupted embedding run resumes where it stopped. A paper whose text
+//! changed gets a new row; its old row is emptied (id "").
+
+use std::collections::{BinaryHeap, HashMap};
+use std::cmp::Reverse;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::util::write_atomic;
+
+const DATA: &str = "vectors.f32";
+const MANIFEST: &str = "vectors.json";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Manifest {
+    dim: usize,
+    encoder: String,
+    ids: Vec<String>,
+    hashes: Vec<u64>,
+}
+
+/// Vectors on disk, one row per paper.
+pub struct VectorStore {
+    dir: PathBuf,
+    manifest: Manifest,
+    rows: HashMap<String, usize>,
+    data: Option<memmap2::Mmap>,
+}
+
+/// A search hit: row's paper id and cosine (vectors are stored normalised).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorHit {
+    pub id: String,
+    pub score: f32,
+}
+
+impl VectorStore {
+    /// Opens the store in `dir` for vectors of width `dim` from the encoder
+    /// `encoder` (a fingerprint). A store written by another encoder is
+    /// emptied: its vectors are not comparable with new queries.
+    pub fn open(dir: &Path, dim: usize, encoder: &str) -> Result<VectorStore> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let mpath = dir.join(MANIFEST);
+        let manifest = match std::fs::read_to_string(&mpath) {
+            Ok(text) => {
+                let m: Manifest = serde_json::from_str(&text)
+                    .map_err(|e| Error::Parse { path: mpath.clone(), line: e.line(), reason: e.to_string() })?;
+                if m.dim == dim && m.encoder == encoder { m } else { Manifest { dim, encoder: encoder.into(), ..Default::default() } }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest { dim, encoder: encoder.into(), ..Default::default() },
+            Err(e) => return Err(Error::io(&mpath, e)),
+        };
+        let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None };
+        store.truncate_to_manifest()?;
+        store.reindex();
+        store.remap()?;
+        Ok(store)
+    }
+
+    fn reindex(&mut self) {
+        self.rows = self.manifest.ids.iter().enumerate().filter(|(_, id)| !id.is_empty()).map(|(i, id)| (id.clone(), i)).collect();
+    }
+
+    /// Drops rows written after the last committed manifest.
+    fn truncate_to_manifest(&self) -> Result<()> {
+        let path = self.dir.join(DATA);
+        let want = (self.manifest.ids.len() * self.manifest.dim * 4) as u64;
+        let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| Error::io(&path, e))?;
+        let have = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if have != want {
+            if have < want {
+                return Err(Error::Library(format!(
+                    "{}: holds {have} bytes but its manifest lists {} rows of {} floats; delete the directory and embed again",
+                    path.display(),
+                    self.manifest.ids.len(),
+                    self.manifest.dim
+                )));
+            }
+            f.set_len(want).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(())
+    }
+
+    fn remap(&mut self) -> Result<()> {
+        let path = self.dir.join(DATA);
+        self.data = None;
+        if self.manifest.ids.is_empty() {
+            return Ok(());
+        }
+        let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        // SAFETY: the file is only appended to by this process while mapped
+        // (a new map is taken after each append); rows in the map never change.
+        self.data = Some(unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?);
+        Ok(())
+    }
+
+    pub fn dim(&self) -> usize {
+        self.manifest.dim
+    }
+
+    /// Live vectors.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Whether `id` has a vector computed from text with hash `hash`.
+    pub fn is_current(&self, id: &str, hash: u64) -> bool {
+        self.rows.get(id).is_some_and(|&r| self.manifest.hashes[r] == hash)
+    }
+
+    /// Appends vectors (normalised, `dim` wide) and commits them.
+    pub fn append(&mut self, items: &[(String, u64)], vectors: &[f32]) -> Result<()> {
+        let dim = self.manifest.dim;
+        if vectors.len() != items.len() * dim {
+            return Err(Error::Library(format!("{} vectors of width {dim} expected, got {} floats", items.len(), vectors.len())));
+        }
+        let path = self.dir.join(DATA);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).map_err(|e| Error::io(&path, e))?;
+        let bytes: Vec<u8> = vectors.iter().flat_map(|v| v.to_le_bytes()).collect();
+        f.write_all(&bytes).and_then(|_| f.sync_data()).map_err(|e| Error::io(&path, e))?;
+        for (id, hash) in items {
+            if let Some(&old) = self.rows.get(id) {
+                self.manifest.ids[old].clear();
+            }
+            self.rows.insert(id.clone(), self.manifest.ids.len());
+            self.manifest.ids.push(id.clone());
+            self.manifest.hashes.push(*hash);
+        }
+        let m = self.dir.join(MANIFEST);
+        write_atomic(&m, &serde_json::to_vec(&self.manifest).expect("manifest serializes"))?;
+        self.remap()
+    }
+
+    /// All stored rows as one slice (`rows × dim`; emptied rows included).
+    pub fn matrix(&self) -> &[f32] {
+        match &self.data {
+            Some(m) => {
+                let n = self.manifest.ids.len() * self.manifest.dim;
+                // SAFETY: f32 has no invalid bit patterns; mmap is page aligned.
+                unsafe { std::slice::from_raw_parts(m.as_ptr() as *const f32, n) }
+            }
+            None => &[],
+        }
+    }
+
+    /// The paper id of row `row` ("" for an emptied row).
+    pub fn id_of_row(&self, row: usize) -> &str {
+        &self.manifest.ids[row]
+    }
+
+    /// The vector of `id`.
+    pub fn vector(&self, id: &str) -> Option<&[f32]> {
+        let r = *self.rows.get(id)?;
+        let d = self.manifest.dim;
+        Some(&self.matrix()[r * d..(r + 1) * d])
+    }
+
+    /// The `k` rows of highest dot product with `query` (cosine, for
+    /// normalised vectors), best first; exact, over all rows, on `threads`
+    /// threads.
+    pub fn search(&self, query: &[f32], k: usize, threads: usize) -> Vec<VectorHit> {
+        top_k(self.matrix(), self.manifest.dim, query, k, threads)
+            .into_iter()
+            .filter(|(r, _)| !self.manifest.ids[*r].is_empty())
+            .map(|(r, s)| VectorHit { id: self.manifest.ids[r].clone(), score: s })
+            .collect()
+    }
+}
+
+/// Exact top-k by dot product over a row-major matrix: `(row, score)`, best first.
+pub fn top_k(matrix: &[f32], dim: usize, query: &[f32], k: usize, threads: usize) -> Vec<(usize, f32)> {
+    assert_eq!(query.len(), dim, "query width");
+    let n = matrix.len().checked_div(dim).unwrap_or(0);
+    if n == 0 || k == 0 {
+        return Vec::new();
+    }
+    let threads = threads.clamp(1, 16).min(n.div_ceil(4096).max(1));
+    let chunk = n.div_ceil(threads);
+    let partial: Vec<Vec<(usize, f32)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let start = t * chunk;
+                let end = ((t + 1) * chunk).min(n);
+                s.spawn(move || scan(matrix, dim, query, k, start, end))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("search thread")).collect()
+    });
+    let mut all: Vec<(usize, f32)> = partial.into_iter().flatten().collect();
+    all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    all.truncate(k);
+    all
+}
+
+#[derive(PartialEq)]
+struct Scored(f32, usize);
+impl Eq for Scored {}
+impl PartialOrd for Scored {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Scored {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+    }
+}
+
+fn scan(matrix: &[f32], dim: usize, query: &[f32], k: usize, start: usize, end: usize) -> Vec<(usize, f32)> {
+    let mut heap: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(k + 1);
+    for r in start..end {
+        let row = &matrix[r * dim..(r + 1) * dim];
+        let s = dot(row, query);
+        if heap.len() < k {
+            heap.push(Reverse(Scored(s, r)));
+        } else if s > heap.peek().expect("non-empty").0 .0 {
+            heap.pop();
+            heap.push(Reverse(Scored(s, r)));
+        }
+    }
+    heap.into_iter().map(|Reverse(Scored(s, r))| (r, s)).collect()
+}
+
+/// Dot product in eight independent lanes (vectorises well).
+#[inline]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let chunks = a.len() / 8;
+    for c in 0..chunks {
+        let (x, y) = (&a[c * 8..c * 8 + 8], &b[c * 8..c * 8 + 8]);
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for i in chunks * 8..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn top_k_matches_a_full_sort_across_threads() {
+        let dim = 9;
+        let n = 10_000;
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / u32::MAX as f32) - 0.25
+        };
+        let matrix: Vec<f32> = (0..n * dim).map(|_| next()).collect();
+        let q: Vec<f32> = (0..dim).map(|_| next()).collect();
+        let mut expect: Vec<(usize, f32)> = (0..n).map(|r| (r, dot(&matrix[r * dim..(r + 1) * dim], &q))).collect();
+        expect.sort_by(|a, b| b.1.total_cmp(&a.1));
+        for threads in [1, 3] {
+            let got = top_k(&matrix, dim, &q, 25, threads);
+            assert_eq!(got.iter().map(|x| x.0).collect::<Vec<_>>(), expect[..25].iter().map(|x| x.0).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn appends_commit_resume_and_replace_changed_papers() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = VectorStore::open(dir.path(), 2, "enc-a").unwrap();
+        s.append(&[("a".into(), 1), ("b".into(), 2)], &[1.0, 0.0, 0.0, 1.0]).unwrap();
+        // Bytes past the manifest (an interrupted append) are dropped on open.
+        std::fs::OpenOptions::new().append(true).open(dir.path().join(DATA)).unwrap().write_all(&[0u8; 8]).unwrap();
+        let mut s = VectorStore::open(dir.path(), 2, "enc-a").unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(s.is_current("a", 1) && !s.is_current("a", 9) && !s.is_current("c", 1));
+        let q = unit(&[1.0, 0.2]);
+        assert_eq!(s.search(&q, 1, 2)[0].id, "a");
+        // "a" changed: its new vector replaces the old one.
+        s.append(&[("a".into(), 9)], &unit(&[-1.0, 0.1])).unwrap();
+        assert_eq!(s.len(), 2);
+        let hits = s.search(&q, 5, 1);
+        assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+        assert_eq!(s.vector("a").unwrap(), unit(&[-1.0, 0.1]).as_slice());
+        // Another encoder's vectors are not reused.
+        assert!(VectorStore::open(dir.path(), 2, "enc-b").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,89 @@
+//! A ready-to-use HAtten encoder: weights, word vectors and device.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use super::backend::{select, DevicePreference};
+
+use super::hatten::{DocText, Hatten, HattenConfig};
+use super::models::models_dir;
+use super::train::embed;
+use super::words::WordVectors;
+use crate::error::{Error, Result};
+use burn::tensor::Device;
+
+/// The directory (inside the models directory) of the HAtten weights:
+/// `config.json` + `model.safetensors` as `citewise train hatten` writes them.
+pub const HATTEN_DIR: &str = "hatten";
+
+
+pub struct HattenEncoder {
+    model: Hatten,
+    config: HattenConfig,
+    words: Arc<WordVectors>,
+    device: Device,
+    /// Identifies the weights (vectors of another encoder are not comparable).
+    fingerprint: String,
+    /// Where the weights came from.
+    pub source: String,
+}
+
+impl HattenEncoder {
+    /// The trained weights in the models directory's `hatten/`.
+    pub fn load_default(device: &Device) -> Result<HattenEncoder> {
+        let dir = models_dir()?.join(HATTEN_DIR);
+        if !dir.join("model.safetensors").exists() {
+            return Err(Error::Library(format!("no HAtten weights: train them with `citewise train hatten --out {}`", dir.display())));
+        }
+        Self::load_dir(&dir, Arc::new(WordVectors::load_default()?), device)
+    }
+
+    /// Weights written by `citewise train hatten` in `dir`.
+    pub fn load_dir(dir: &Path, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
+        let config = HattenConfig::from_file(&dir.join("config.json"))?;
+        let path = dir.join("model.safetensors");
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        Self::from_parts(config, bytes, path.display().to_string(), words, device)
+    }
+
+    fn from_parts(config: HattenConfig, bytes: Vec<u8>, source: String, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
+        if config.word_dim != words.dim() {
+            return Err(Error::Library(format!("{source}: the encoder expects {}-d word vectors, the loaded ones are {}-d", config.word_dim, words.dim())));
+        }
+        let fingerprint = format!("hatten-{:016x}", crate::util::fnv1a64(&bytes));
+        let model = Hatten::load_bytes(&config, bytes, &source, device)?;
+        Ok(HattenEncoder { model, config, words, device: device.clone(), fingerprint, source })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.config.d_model
+    }
+
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    /// L2-normalised vectors, `texts.len() × dim`, row-major.
+    pub fn encode(&self, texts: &[DocText]) -> Vec<f32> {
+        embed(&self.model, &self.config, &self.words, texts, &self.device, &|_| {})
+    }
+
+    /// Like [`HattenEncoder::encode`], reporting each batch's size.
+    pub fn encode_with_progress(&self, texts: &[DocText], on_batch: &dyn Fn(u64)) -> Vec<f32> {
+        embed(&self.model, &self.config, &self.words, texts, &self.device, on_batch)
+    }
+}
+
+/// The encoder every recommender of this process shares, on the device
+/// [`select`] picks (loaded on first use; a failure is retried next time).
+pub fn shared_encoder() -> Result<Arc<HattenEncoder>> {
+    static SHARED: Mutex<Option<Arc<HattenEncoder>>> = Mutex::new(None);
+    let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = slot.as_ref() {
+        return Ok(e.clone());
+    }
+    let backend = select(DevicePreference::Auto);
+    let e = Arc::new(HattenEncoder::load_default(&backend.device)?);
+    *slot = Some(e.clone());
+    Ok(e)
+}

@@ -1,0 +1,53 @@
+//! The dense channel: the query encoded by HAtten, nearest papers by cosine
+//! in the library's vector store.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::channel::{Channel, ChannelOutput};
+use super::query::Query;
+use crate::error::{Error, Result};
+use crate::index::vectors::VectorStore;
+use crate::library::Library;
+use crate::neural::encoder::HattenEncoder;
+use crate::neural::hatten::DocText;
+
+/// Threads for the exact vector scan.
+const SEARCH_THREADS: usize = 2;
+
+pub struct DenseChannel {
+    encoder: Arc<HattenEncoder>,
+    vectors: VectorStore,
+}
+
+impl DenseChannel {
+    /// The channel over `library`'s vectors; an error says what is missing
+    /// (weights, word vectors, or vectors not yet computed).
+    pub fn open(library: &Library, encoder: Arc<HattenEncoder>) -> Result<DenseChannel> {
+        let vectors = VectorStore::open(&library.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
+        if vectors.is_empty() && library.papers().num_papers() > 0 {
+            return Err(Error::Library(format!(
+                "the library at {} has no paper vectors for this encoder: run `citewise embed`",
+                library.dir().display()
+            )));
+        }
+        Ok(DenseChannel { encoder, vectors })
+    }
+}
+
+/// The query as HAtten reads it.
+pub fn query_doc(query: &Query) -> DocText {
+    DocText { context: query.local_text(), title: query.title.clone(), abstract_text: query.abstract_text.clone() }
+}
+
+impl Channel for DenseChannel {
+    fn name(&self) -> &'static str {
+        "hatten"
+    }
+
+    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
+        let v = self.encoder.encode(&[query_doc(query)]);
+        let hits = self.vectors.search(&v, k, SEARCH_THREADS);
+        Ok(ChannelOutput { ranked: hits.into_iter().map(|h| (h.id, h.score)).collect(), confidence: 1.0, evidence: HashMap::new() })
+    }
+}

@@ -1,0 +1,179 @@
+//! HAtten: encoding invariants, weights round trip and errors, a short
+//! training run on a slice of the real benchmark that must resume and keep
+//! its best epoch, and the dense channel over a library.
+//! Needs the word vectors (`scripts/fetch-models.sh`).
+
+mod common;
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
+
+use burn::tensor::Device;
+use citewise::corpus::benchmark::load_contexts;
+use citewise::neural::hatten::{DocText, Hatten, HattenConfig};
+use citewise::neural::train::{embed, train, Quiet, TrainOptions};
+use citewise::neural::words::WordVectors;
+
+fn words() -> WordVectors {
+    WordVectors::load_default().expect("word vectors: run scripts/fetch-models.sh")
+}
+
+fn small() -> HattenConfig {
+    HattenConfig::new().with_d_model(32).with_d_ff(64).with_dropout(0.0)
+}
+
+fn docs() -> Vec<DocText> {
+    vec![
+        DocText { context: "we tag parts of speech with a trigram tagger".into(), title: "Statistical machine translation".into(), abstract_text: String::new() },
+        DocText::paper("TnT: a statistical part-of-speech tagger", "Trigrams and tags: a fast tagger based on Markov models with smoothing and suffix analysis for unknown words."),
+        DocText::paper("Conditional random fields", ""),
+        DocText::paper("zzqx qqzx", ""),
+    ]
+}
+
+#[test]
+fn vectors_are_unit_length_and_do_not_depend_on_the_batch() {
+    let w = words();
+    let device = Device::flex();
+    let config = small();
+    let model = config.init(&device);
+    let all = embed(&model, &config, &w, &docs(), &device, &|_| {});
+    let d = config.d_model;
+    assert_eq!(all.len(), 4 * d);
+    for i in 0..4 {
+        let norm: f32 = all[i * d..(i + 1) * d].iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "row {i} norm {norm}");
+        assert!(all[i * d..(i + 1) * d].iter().all(|x| x.is_finite()), "row {i} (a text with no known word) is finite");
+        // Alone, the same text gets the same vector: padding never leaks in.
+        let alone = embed(&model, &config, &w, &docs()[i..i + 1], &device, &|_| {});
+        for (a, b) in alone.iter().zip(&all[i * d..(i + 1) * d]) {
+            assert!((a - b).abs() < 1e-4, "row {i}: {a} alone vs {b} in a batch");
+        }
+    }
+    assert!(all[d..2 * d] != all[2 * d..3 * d], "different texts, different vectors");
+}
+
+#[test]
+fn weights_round_trip_and_a_mismatched_file_names_the_tensor() {
+    let w = words();
+    let device = Device::flex();
+    let dir = tempfile::tempdir().unwrap();
+    let config = small();
+    let model = config.init(&device);
+    let path = dir.path().join("m.safetensors");
+    model.save(&path).unwrap();
+    let loaded = Hatten::load(&config, &path, &device).unwrap();
+    let a = embed(&model, &config, &w, &docs(), &device, &|_| {});
+    let b = embed(&loaded, &config, &w, &docs(), &device, &|_| {});
+    assert_eq!(a, b);
+
+    let wider = HattenConfig::new().with_d_model(64).with_d_ff(64);
+    let err = Hatten::load(&wider, &path, &device).err().expect("shape mismatch").to_string();
+    assert!(err.contains("m.safetensors") && err.contains("word_proj") && err.contains("32") && err.contains("64"), "{err}");
+
+    std::fs::write(&path, b"not safetensors").unwrap();
+    let err = Hatten::load(&config, &path, &device).err().expect("corrupt file").to_string();
+    assert!(err.contains("m.safetensors"), "{err}");
+}
+
+/// A slice of the benchmark: `n_train` train and `n_val` val contexts of
+/// scisummnet, their cited papers, and `extra` other papers.
+fn slice_bench(shared: &Path, dir: &Path, n_train: usize, n_val: usize, extra: usize) {
+    let bench = shared.join("data/benchmark");
+    let contexts = load_contexts(&bench.join("contexts.jsonl.gz"), None).unwrap();
+    let pick = |split: &str, n: usize| contexts.iter().filter(|c| c.source == "scisummnet" && c.split == split).take(n).cloned().collect::<Vec<_>>();
+    let chosen: Vec<_> = pick("train", n_train).into_iter().chain(pick("val", n_val)).collect();
+    let cited: HashSet<&str> = chosen.iter().flat_map(|c| c.cited.iter().map(String::as_str)).collect();
+    let raw = citewise::corpus::source::read_bytes(&bench.join("papers.jsonl.gz")).unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let mut others = 0;
+    let mut papers = flate2::write::GzEncoder::new(std::fs::File::create(dir.join("papers.jsonl.gz")).unwrap(), Default::default());
+    for line in text.lines() {
+        let id: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = id["id"].as_str().unwrap();
+        if cited.contains(id) || (others < extra && id.starts_with("acl:")) {
+            others += usize::from(!cited.contains(id));
+            writeln!(papers, "{line}").unwrap();
+        }
+    }
+    papers.finish().unwrap();
+    let mut out = flate2::write::GzEncoder::new(std::fs::File::create(dir.join("contexts.jsonl.gz")).unwrap(), Default::default());
+    for c in chosen {
+        let v = serde_json::json!({"id": c.id, "source": c.source, "split": c.split, "citing_id": c.citing_id,
+            "citing_title": c.citing_title, "citing_abstract": c.citing_abstract, "context": c.context, "cited": c.cited});
+        writeln!(out, "{v}").unwrap();
+    }
+    out.finish().unwrap();
+}
+
+#[test]
+fn training_runs_keeps_the_best_epoch_and_resumes() {
+    let Some(shared) = common::shared() else {
+        eprintln!("../shared not found: skipping the training run");
+        return;
+    };
+    let w = words();
+    let bench = tempfile::tempdir().unwrap();
+    slice_bench(&shared, bench.path(), 600, 150, 1500);
+    let out = tempfile::tempdir().unwrap();
+    let config = HattenConfig::new().with_d_model(64).with_d_ff(128).with_max_abstract_words(64);
+    let opts = TrainOptions { epochs: 3, batch: 32, learning_rate: 1e-3, ..TrainOptions::default() };
+    let device = Device::flex();
+    let history = train(bench.path(), out.path(), &config, &TrainOptions { epochs: 2, ..opts.clone() }, &w, &device, &Quiet).unwrap();
+    assert_eq!(history.len(), 2);
+    // Resuming runs only the missing epoch.
+    let history = train(bench.path(), out.path(), &config, &opts, &w, &device, &Quiet).unwrap();
+    assert_eq!(history.iter().map(|r| r.epoch).collect::<Vec<_>>(), [1, 2, 3]);
+    assert!(history.iter().all(|r| r.loss.is_finite() && r.steps > 0), "{history:?}");
+    let best = history.iter().filter(|r| r.best).last().unwrap();
+    assert!(history.iter().all(|r| r.val_r10 <= best.val_r10), "the kept epoch is the best on val: {history:?}");
+    assert!(best.val_r100 >= best.val_r10 && best.val_r100 > 0.0, "validation ranks the pool: {history:?}");
+    // The kept weights are the best epoch's and load for inference.
+    let model = Hatten::load(&config, &out.path().join("model.safetensors"), &device).unwrap();
+    let v = embed(&model, &config, &w, &docs(), &device, &|_| {});
+    assert_eq!(v.len(), 4 * 64);
+}
+
+#[test]
+fn library_papers_are_embedded_once_and_found_by_the_dense_channel() {
+    use citewise::library::embed::embed_library;
+    use citewise::library::import::{import, ImportOptions, Quiet as QuietImport};
+    use citewise::library::Library;
+    use citewise::neural::encoder::HattenEncoder;
+    use citewise::pipeline::channel::Channel;
+    use citewise::pipeline::dense_channel::DenseChannel;
+    use citewise::pipeline::Query;
+    use std::sync::Arc;
+
+    let device = Device::flex();
+    let weights = tempfile::tempdir().unwrap();
+    let config = small();
+    config.init(&device).save(&weights.path().join("model.safetensors")).unwrap();
+    std::fs::write(weights.path().join("config.json"), config.to_string()).unwrap();
+    let encoder = Arc::new(HattenEncoder::load_dir(weights.path(), Arc::new(words()), &device).unwrap());
+
+    let dir = tempfile::tempdir().unwrap();
+    let lib = Library::open_or_create(dir.path()).unwrap();
+    import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &QuietImport).unwrap();
+    let n = lib.papers().num_papers() as usize;
+    assert!(DenseChannel::open(&lib, encoder.clone()).err().unwrap().to_string().contains("citewise embed"));
+    let first = embed_library(&lib, &encoder, &|_| {}, &|_| {}).unwrap();
+    assert_eq!((first.embedded, first.kept), (n, 0));
+    let again = embed_library(&lib, &encoder, &|_| {}, &|_| {}).unwrap();
+    assert_eq!((again.embedded, again.kept), (0, n), "nothing new: nothing encoded");
+
+    // A query with a paper's own title and abstract finds that paper first.
+    let channel = DenseChannel::open(&lib, encoder).unwrap();
+    let mut ids = Vec::new();
+    lib.papers().for_each_paper(&mut |p| {
+        ids.push((p.id, p.title, p.abstract_text));
+        Ok(())
+    })
+    .unwrap();
+    for (id, title, abstract_text) in ids.iter().take(5) {
+        let out = channel.retrieve(&Query::new("").with_global(title.clone(), abstract_text.clone()), 3).unwrap();
+        assert_eq!(&out.ranked[0].0, id, "{title}");
+        assert!((out.ranked[0].1 - 1.0).abs() < 1e-4);
+    }
+}
