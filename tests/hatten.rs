@@ -128,7 +128,8 @@ fn training_runs_keeps_the_best_epoch_and_resumes() {
     assert!(history.iter().all(|r| r.loss.is_finite() && r.steps > 0), "{history:?}");
     let best = history.iter().filter(|r| r.best).last().unwrap();
     assert!(history.iter().all(|r| r.val_r10 <= best.val_r10), "the kept epoch is the best on val: {history:?}");
-    assert!(best.val_r100 >= best.val_r10 && best.val_r100 > 0.0, "validation ranks the pool: {history:?}");
+    // Chance is 100 / ~1,650 pool papers ≈ 0.06.
+    assert!(best.val_r100 > 0.15, "the encoder ranks cited papers well above chance: {history:?}");
     // The kept weights are the best epoch's and load for inference.
     let model = Hatten::load(&config, &out.path().join("model.safetensors"), &device).unwrap();
     let v = embed(&model, &config, &w, &docs(), &device, &|_| {});

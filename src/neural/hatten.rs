@@ -91,7 +91,10 @@ impl HattenConfig {
             positions: PositionalEncodingConfig::new(self.d_model).with_max_sequence_size(max_len).init(device),
             paragraph_layer: layer(),
             paragraph_pool: MultiHeadPool::new(self.d_model, self.heads, device),
-            field_types: EmbeddingConfig::new(FIELDS.len(), self.d_model).init(device),
+            // Small, so that the field type does not drown the paragraph's content.
+            field_types: EmbeddingConfig::new(FIELDS.len(), self.d_model)
+                .with_initializer(Initializer::Normal { mean: 0.0, std: 0.02 })
+                .init(device),
             document_layer: layer(),
             document_pool: MultiHeadPool::new(self.d_model, self.heads, device),
         }
@@ -160,7 +163,10 @@ impl MultiHeadPool {
 impl Hatten {
     /// Paragraph vectors: `words` `[batch, len, word_dim]` → `[batch, d]`.
     pub fn paragraphs(&self, words: Tensor<3>, pad: Tensor<2, Bool>) -> Tensor<2> {
-        let x = self.positions.forward(self.word_proj.forward(words));
+        // Scaled as in the original transformer, so that positions (the
+        // same for every text) do not drown the words.
+        let d = self.word_proj.weight.dims()[1] as f64;
+        let x = self.positions.forward(self.word_proj.forward(words) * d.sqrt());
         let x = self.paragraph_layer.forward(TransformerEncoderInput::new(x).mask_pad(pad.clone()));
         self.paragraph_pool.forward(x, pad)
     }
