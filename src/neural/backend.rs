@@ -44,10 +44,13 @@ impl Adapter {
     }
 }
 
-/// Every adapter wgpu enumerates (none when no driver is installed).
+/// Every Vulkan / Metal / DX12 adapter wgpu enumerates (the backends burn-wgpu
+/// runs on; none when no driver is installed).
 pub fn adapters() -> Vec<Adapter> {
-    let instance = wgpu::Instance::default();
-    block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::PRIMARY;
+    let instance = wgpu::Instance::new(desc);
+    block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY))
         .into_iter()
         .map(|a| {
             let info = a.get_info();
