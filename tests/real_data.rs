@@ -89,7 +89,12 @@ fn benchmark_quality_bm25_and_evidence() {
     // Evidence from the train split, fused with BM25.
     let ev = import_evidence(&lib, &[contexts_file(&bench)], Some(TRAIN_SPLIT), false).unwrap();
     assert!(ev.stats.spans > 15_000 && ev.stats.papers > 2_000, "{:?}", ev.stats);
-    let fused = Recommender::new(lib.clone());
+    // The prefetch channels (the rerank stage is measured by `citewise eval`);
+    // span vectors are encoded up front, as `eval` does.
+    if let Ok(semantic) = citewise::pipeline::semantic_spans::SemanticSpans::shared() {
+        semantic.warm(&lib, &|_, _| {}).unwrap();
+    }
+    let fused = Recommender::with_channels(lib.clone(), &["bm25", "evidence"]).unwrap();
     let report = evaluate(&fused, &contexts, "test", false, &|_| {}).unwrap();
     let by = |name: &str| report.sources.iter().find(|s| s.source == name).unwrap().scores;
     assert!(by("all").recall[2] >= 0.45, "fused R@10 {}", by("all").recall[2]);

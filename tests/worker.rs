@@ -15,9 +15,12 @@ fn stages_stream_and_newer_requests_supersede_older_ones() {
     let dir = tempfile::tempdir().unwrap();
     let lib = Library::open_or_create(dir.path()).unwrap();
     import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
-    let worker = Worker::spawn(Recommender::new(Arc::new(lib)));
+    let rec = Recommender::new(Arc::new(lib));
+    // bm25, evidence, and rerank where the models are installed.
+    let names = rec.channel_names();
+    let worker = Worker::spawn(rec);
 
-    // One request: a partial result after BM25, then the complete one.
+    // One request: a partial result after each stage, the last one complete.
     let id = worker.request(Query::new("BLEU scores of translations"));
     let mut stages = Vec::new();
     while let Some(WorkerEvent::Stage { id: got, results }) = worker.recv_timeout(Duration::from_secs(10)) {
@@ -29,7 +32,9 @@ fn stages_stream_and_newer_requests_supersede_older_ones() {
             break;
         }
     }
-    assert_eq!(stages, [("bm25".to_string(), false), ("evidence".to_string(), true)]);
+    let want: Vec<(String, bool)> = names.iter().enumerate().map(|(i, n)| (n.to_string(), i + 1 == names.len())).collect();
+    assert_eq!(&names[..2], ["bm25", "evidence"]);
+    assert_eq!(stages, want);
 
     // A burst: only the newest request is guaranteed to finish, and nothing
     // older arrives after anything newer.

@@ -46,6 +46,27 @@ pub enum BenchWhat {
         #[arg(long, value_enum, default_value_t = crate::neural::backend::DevicePreference::Auto)]
         device: crate::neural::backend::DevicePreference,
     },
+    /// Cross-encoder scoring speed: papers of a JSONL file scored against
+    /// queries made of other papers' titles and abstracts
+    Rerank {
+        #[arg(value_name = "PAPERS.jsonl[.gz]")]
+        papers: PathBuf,
+        /// Candidates scored per query (K_r)
+        #[arg(long, value_delimiter = ',', default_value = "20,50,100")]
+        depth: Vec<usize>,
+        /// Queries timed per depth
+        #[arg(long, default_value_t = 5)]
+        queries: usize,
+        /// Base model; the fine-tuned reranker is used when none is given
+        #[arg(long)]
+        base: Option<String>,
+        /// Tokens per pair (with --base)
+        #[arg(long, default_value_t = 192)]
+        max_len: usize,
+        /// Compute device
+        #[arg(long, value_enum, default_value_t = crate::neural::backend::DevicePreference::Auto)]
+        device: crate::neural::backend::DevicePreference,
+    },
     /// Input-to-render latency of the editor while recommendations run in the background
     Keys {
         /// Library to recommend from [default: the --library / default library]
@@ -73,6 +94,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     match &a.what {
         BenchWhat::Vectors { rows, dim, queries, threads } => bench_vectors(rows, *dim, *queries, *threads)?,
         BenchWhat::Embed { papers, n, device } => bench_embed(papers, *n, *device)?,
+        BenchWhat::Rerank { papers, depth, queries, base, max_len, device } => bench_rerank(papers, depth, *queries, base.as_deref(), *max_len, *device)?,
         BenchWhat::Import { paths } => {
             let dir = tempfile_dir()?;
             let t = Instant::now();
@@ -127,14 +149,9 @@ fn bench_vectors(sizes: &[usize], dim: usize, queries: usize, threads: usize) ->
     use burn::tensor::{Tensor, TensorData};
     let backend = crate::neural::backend::select(crate::neural::backend::DevicePreference::Auto);
     for &n in sizes {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
-        let mut matrix: Vec<f32> = (0..n * dim).map(|_| next()).collect();
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(n as u64);
+        let mut matrix: Vec<f32> = (0..n * dim).map(|_| rng.random::<f32>() - 0.5).collect();
         for row in matrix.chunks_mut(dim) {
             let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
             row.iter_mut().for_each(|x| *x /= norm);
@@ -207,5 +224,59 @@ fn bench_embed(path: &std::path::Path, n: usize, device: crate::neural::backend:
         peak_rss_mb: crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
     };
     println!("{}", serde_json::to_string(&r)?);
+    Ok(())
+}
+
+fn bench_rerank(
+    path: &std::path::Path,
+    depths: &[usize],
+    queries: usize,
+    base: Option<&str>,
+    max_len: usize,
+    device: crate::neural::backend::DevicePreference,
+) -> Result<()> {
+    use crate::neural::cross_encoder::{logits, split_base, PairEncoder, RerankerConfig};
+    let backend = crate::neural::backend::select(device);
+    let name = format!("{} on {}", backend.name, backend.adapter);
+    let max_depth = depths.iter().copied().max().unwrap_or(20);
+    let mut papers = crate::neural::train::load_papers(path)?;
+    papers.retain(|p| !p.abstract_text.is_empty());
+    papers.truncate(max_depth + queries);
+    anyhow::ensure!(papers.len() >= max_depth + queries, "{}: needs {} papers with an abstract", path.display(), max_depth + queries);
+    // With --base: the base model with an untrained head (speed only);
+    // otherwise the installed fine-tuned reranker.
+    let (config, bottom, top) = match base {
+        Some(b) => {
+            let config = RerankerConfig::new(b.to_string()).with_max_len(max_len);
+            let (bottom, top) = split_base(&config, &crate::neural::models::model_dir(b)?, &backend.device)?;
+            (config, bottom, top)
+        }
+        None => {
+            let r = crate::neural::reranker::Reranker::load_default(&backend.device)?;
+            let (config, bottom, top) = r.into_parts();
+            (config, bottom, top)
+        }
+    };
+    let pairs = PairEncoder::new(&crate::neural::models::model_dir(&config.base)?.join("tokenizer.json"), config.max_len, config.max_candidate_tokens)?;
+    let cands: Vec<Vec<u32>> = papers[queries..].iter().map(|p| pairs.candidate(&p.title, &p.abstract_text)).collect::<crate::error::Result<_>>()?;
+    let qs: Vec<_> = papers[..queries].iter().map(|p| pairs.query(&p.abstract_text, &p.title, "")).collect::<crate::error::Result<_>>()?;
+    let warm: Vec<_> = cands.iter().take(16).map(|c| pairs.pair(&qs[0], c)).collect();
+    let _ = logits(&bottom, &top, &warm, &backend.device);
+    for &d in depths {
+        let mut times = Vec::new();
+        for q in &qs {
+            let t = Instant::now();
+            let batch: Vec<_> = cands[..d].iter().map(|c| pairs.pair(q, c)).collect();
+            let s = logits(&bottom, &top, &batch, &backend.device);
+            assert_eq!(s.len(), d);
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        let q = |p| crate::eval::metrics::quantile(&times, p);
+        println!(
+            "{}",
+            serde_json::json!({"base": config.base, "layers_fine_tuned": config.trained_layers, "max_len": config.max_len,
+                "backend": name, "depth": d, "p50_ms": q(0.5), "p95_ms": q(0.95), "ms_per_candidate": q(0.5) / d as f64})
+        );
+    }
     Ok(())
 }

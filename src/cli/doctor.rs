@@ -52,5 +52,12 @@ pub fn run(library: &Path) -> Result<()> {
         Ok(e) => println!("  {:<24} ok ({} wide, {}) — dense prefetch encoder", "hatten", e.dim(), e.source),
         Err(e) => println!("  {:<24} {e}", "hatten"),
     }
+    match crate::neural::reranker::Reranker::load_default(&device) {
+        Ok(r) => println!(
+            "  {:<24} ok (on {}, top {} layer(s) fine-tuned, {}) — cross-encoder reranker",
+            "reranker", r.config.base, r.config.trained_layers, r.source
+        ),
+        Err(e) => println!("  {:<24} {e}", "reranker"),
+    }
     Ok(())
 }

@@ -12,7 +12,8 @@ use crate::eval::{report, EvalReport};
 use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
 use crate::library::Library;
-use crate::pipeline::recommender::available_channels;
+use crate::corpus::benchmark::CitationContext;
+use crate::pipeline::recommender::RERANK;
 use crate::pipeline::{Fusion, Recommender};
 
 #[derive(Debug, Args)]
@@ -35,6 +36,15 @@ pub struct EvalArgs {
     /// Evaluate only the first N contexts of the split
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Evaluate a random sample of N contexts (the same N always draws the same sample)
+    #[arg(long, value_name = "N", conflicts_with = "limit")]
+    pub sample: Option<usize>,
+    /// Queries of at least N words re-rank evidence spans with the citation bi-encoder too
+    #[arg(long, value_name = "N")]
+    pub semantic_min_words: Option<usize>,
+    /// Fused candidates the reranker reorders (K_r); several values, comma-separated, give one table each
+    #[arg(long, value_delimiter = ',', value_name = "K")]
+    pub rerank_depth: Vec<usize>,
     /// Write the results as JSON to FILE (or to stdout with no FILE)
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
@@ -65,30 +75,65 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     }
     let bench = a.bench.as_ref().expect("clap requires --bench");
     let lib = Arc::new(open_pool(a.pool.clone(), bench)?);
-    let stages: Vec<&str> = if a.stages.is_empty() { available_channels(&lib) } else { a.stages.iter().map(String::as_str).collect() };
+    let stages: Vec<&str> = if a.stages.is_empty() { Recommender::new(lib.clone()).channel_names() } else { a.stages.iter().map(String::as_str).collect() };
+    if let (true, Ok(semantic)) = (stages.contains(&"evidence"), crate::pipeline::semantic_spans::SemanticSpans::shared()) {
+        let spans = lib.evidence().num_spans();
+        if spans > 0 {
+            let bar = count_bar(spans, "encoding evidence spans");
+            semantic.warm(&lib, &|done, _| bar.set_position(done as u64))?;
+            bar.finish_and_clear();
+        }
+    }
     let fusion = match &a.fusion {
         Some(spec) => Fusion::default().with_overrides(spec)?,
         None => Fusion::default(),
     };
+    if let Some(n) = a.semantic_min_words {
+        crate::pipeline::semantic_spans::SemanticSpans::shared()?.set_min_words(n);
+    }
     let mut contexts = load_split(bench, &a.split)?;
     if let Some(n) = a.limit {
         contexts.truncate(n);
     }
-    let run_one = |names: &[&str]| -> Result<EvalReport> {
+    if let Some(n) = a.sample {
+        contexts = sample(contexts, n);
+    }
+    let depths = if a.rerank_depth.is_empty() { vec![crate::pipeline::recommender::DEFAULT_RERANK_DEPTH] } else { a.rerank_depth.clone() };
+    let run_one = |names: &[&str], depth: usize| -> Result<EvalReport> {
         let mut rec = Recommender::with_channels(lib.clone(), names)?;
         rec.set_fusion(fusion);
+        rec.set_rerank_depth(depth);
         let bar = count_bar(contexts.len() as u64, &format!("evaluating {}", names.join("+")));
         let report = evaluate_at(&rec, &contexts, &a.split, a.global, a.depth, &|_| bar.inc(1))?;
         bar.finish_and_clear();
         Ok(report)
     };
-    let mut report = run_one(&stages)?;
-    if stages.len() > 1 && !a.fused_only {
-        for name in &stages {
-            report.alone.push(run_one(&[name])?);
+    let reranks = stages.contains(&RERANK);
+    let channels: Vec<&str> = stages.iter().copied().filter(|s| *s != RERANK).collect();
+    let mut report = run_one(&stages, depths[0])?;
+    let mut extra = Vec::new();
+    if reranks {
+        for &d in &depths[1..] {
+            extra.push(run_one(&stages, d)?);
         }
     }
-    let text: String = report.alone.iter().chain(std::iter::once(&report)).map(report::table).collect::<Vec<_>>().join("\n");
+    if stages.len() > 1 && !a.fused_only {
+        for name in &channels {
+            report.alone.push(run_one(&[name], 0)?);
+        }
+        if reranks && channels.len() > 1 {
+            report.alone.push(run_one(&channels, 0)?);
+        }
+    }
+    report.by_rerank_depth = extra;
+    let text: String = report
+        .alone
+        .iter()
+        .chain(std::iter::once(&report))
+        .chain(&report.by_rerank_depth)
+        .map(report::table)
+        .collect::<Vec<_>>()
+        .join("\n");
     match a.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&report)?),
         Some(p) => {
@@ -112,11 +157,7 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> 
     }
     let dir = match pool {
         Some(d) => d,
-        None => {
-            let name = std::fs::canonicalize(bench).unwrap_or_else(|_| bench.to_path_buf());
-            let tag = format!("{:016x}", crate::util::fnv1a64(name.to_string_lossy().as_bytes()));
-            Library::default_dir()?.with_file_name(format!("bench-{tag}"))
-        }
+        None => default_pool_dir(bench)?,
     };
     let lib = Library::open_or_create(&dir)?;
     let summary = import(&lib, &[papers], ImportOptions::default(), &ImportBar::new())?;
@@ -132,4 +173,29 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> 
     }
     super::import::embed_papers(&lib, false)?;
     Ok(lib)
+}
+
+/// A random sample of `n` contexts, in their original order; the same `n`
+/// draws the same sample.
+fn sample(contexts: Vec<CitationContext>, n: usize) -> Vec<CitationContext> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    if n >= contexts.len() {
+        return contexts;
+    }
+    let mut idx: Vec<usize> = (0..contexts.len()).collect();
+    idx.shuffle(&mut rand::rngs::StdRng::seed_from_u64(0x5eed));
+    let mut keep = vec![false; contexts.len()];
+    for &i in &idx[..n] {
+        keep[i] = true;
+    }
+    contexts.into_iter().zip(keep).filter_map(|(c, k)| k.then_some(c)).collect()
+}
+
+/// Where the benchmark's pool lives when no `--pool` is given: a directory
+/// of its own beside the default library, named after the benchmark's path.
+pub fn default_pool_dir(bench: &std::path::Path) -> Result<PathBuf> {
+    let name = std::fs::canonicalize(bench).unwrap_or_else(|_| bench.to_path_buf());
+    let tag = format!("{:016x}", crate::util::fnv1a64(name.to_string_lossy().as_bytes()));
+    Ok(Library::default_dir()?.with_file_name(format!("bench-{tag}")))
 }

@@ -59,7 +59,6 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
 /// Without the encoder's files this is a notice (BM25 and evidence still
 /// work), unless `required`.
 pub fn embed_papers(lib: &Library, required: bool) -> Result<()> {
-    let backend = crate::neural::backend::select(crate::neural::backend::DevicePreference::Auto);
     let encoder = match crate::neural::encoder::shared_encoder() {
         Ok(e) => e,
         Err(e) if !required => {
@@ -74,13 +73,12 @@ pub fn embed_papers(lib: &Library, required: bool) -> Result<()> {
     bar.finish_and_clear();
     if s.embedded > 0 {
         println!(
-            "dense vectors: {} papers encoded, {} already current ({:.1} s, {:.0} papers/s, {} on {})",
+            "dense vectors: {} papers encoded, {} already current ({:.1} s, {:.0} papers/s, {})",
             s.embedded,
             s.kept,
             t.elapsed().as_secs_f64(),
             s.embedded as f64 / t.elapsed().as_secs_f64(),
-            backend.name,
-            backend.adapter
+            encoder.backend
         );
     }
     Ok(())

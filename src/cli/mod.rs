@@ -7,6 +7,7 @@ mod import;
 mod progress;
 mod recommend;
 mod train;
+mod train_reranker;
 
 use std::path::PathBuf;
 use std::sync::Arc;

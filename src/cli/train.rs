@@ -21,6 +21,8 @@ pub struct TrainArgs {
 pub enum TrainModel {
     /// The HAtten dense prefetch encoder (triplet loss, mined hard negatives)
     Hatten(HattenArgs),
+    /// The cross-encoder reranker (triplet loss on the pipeline's prefetched negatives)
+    Reranker(super::train_reranker::RerankerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -98,6 +100,7 @@ impl TrainProgress for Bars {
 pub fn run(a: &TrainArgs) -> Result<()> {
     match &a.model {
         TrainModel::Hatten(h) => hatten(h),
+        TrainModel::Reranker(r) => super::train_reranker::run(r),
     }
 }
 
@@ -118,12 +121,7 @@ fn hatten(a: &HattenArgs) -> Result<()> {
         seed: a.seed,
         ..TrainOptions::default()
     };
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} {msg} ({elapsed}, eta {eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    let bar = train_bar();
     let history = train(&a.bench, &a.out, &config, &opts, &words, &backend.device, &Bars { bar: bar.clone() })?;
     bar.finish_and_clear();
     if let Some(best) = history.iter().rfind(|r| r.best) {
@@ -136,4 +134,15 @@ fn hatten(a: &HattenArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The bar training runs show: phase, progress, loss, elapsed and ETA.
+pub fn train_bar() -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} {msg} ({elapsed}, eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
 }

@@ -94,6 +94,15 @@ pub struct EvalReport {
     /// `all` first, then sources by descending size.
     pub sources: Vec<SourceResult>,
     pub latency: Latency,
+    /// Latency of each stage (channels, fusion, rerank), in pipeline order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stage_latency: Vec<(String, Latency)>,
+    /// Fused candidates reranked per query (0: no rerank stage).
+    #[serde(default)]
+    pub rerank_depth: usize,
+    /// The same pipeline at other rerank depths (`eval --rerank-depth a,b,..`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_rerank_depth: Vec<EvalReport>,
     /// Each channel evaluated alone, when several were fused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alone: Vec<EvalReport>,
@@ -123,11 +132,21 @@ pub fn evaluate_at(
     let mut per_source: BTreeMap<String, Mean> = BTreeMap::new();
     let mut all = Mean::default();
     let mut latencies = Vec::with_capacity(contexts.len());
+    let mut stage_ms: Vec<(String, Vec<f64>)> = Vec::new();
     for (i, c) in contexts.iter().enumerate() {
         let query = query_at(c, global, depth);
         let t = Instant::now();
         let ranked: Vec<String> = match rec.recommend_ids(&query) {
-            Ok(r) => r.candidates.into_iter().map(|c| c.id).collect(),
+            Ok(r) => {
+                for (stage, d) in &r.timings {
+                    let ms = d.as_secs_f64() * 1000.0;
+                    match stage_ms.iter_mut().find(|(s, _)| s == stage) {
+                        Some((_, v)) => v.push(ms),
+                        None => stage_ms.push((stage.clone(), vec![ms])),
+                    }
+                }
+                r.candidates.into_iter().map(|c| c.id).collect()
+            }
             // A context with no usable words ranks nothing: it counts as a miss.
             Err(Error::InvalidQuery(_)) => Vec::new(),
             Err(e) => return Err(e),
@@ -143,7 +162,6 @@ pub fn evaluate_at(
         per_source.into_iter().map(|(source, m)| SourceResult { source, n: m.n, scores: m.mean() }).collect();
     sources.sort_by(|a, b| b.n.cmp(&a.n).then(a.source.cmp(&b.source)));
     sources.insert(0, SourceResult { source: "all".into(), n: all.n, scores: all.mean() });
-    let mean = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
     Ok(EvalReport {
         config: EvalConfig {
             split: split.into(),
@@ -154,7 +172,15 @@ pub fn evaluate_at(
             depth,
         },
         sources,
-        latency: Latency { p50_ms: quantile(&latencies, 0.5), p95_ms: quantile(&latencies, 0.95), mean_ms: mean },
+        latency: latency_of(&latencies),
+        stage_latency: stage_ms.iter().map(|(s, v)| (s.clone(), latency_of(v))).collect(),
+        rerank_depth: if rec.reranker().is_some() { rec.rerank_depth() } else { 0 },
+        by_rerank_depth: Vec::new(),
         alone: Vec::new(),
     })
+}
+
+fn latency_of(ms: &[f64]) -> Latency {
+    let mean = ms.iter().sum::<f64>() / ms.len().max(1) as f64;
+    Latency { p50_ms: quantile(ms, 0.5), p95_ms: quantile(ms, 0.95), mean_ms: mean }
 }

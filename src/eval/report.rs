@@ -9,14 +9,11 @@ use super::metrics::RECALL_AT;
 pub fn table(r: &EvalReport) -> String {
     let mut s = String::new();
     let c = &r.config;
-    let _ = writeln!(
-        s,
-        "split={} global={} stages={} papers={}",
-        c.split,
-        c.global,
-        c.stages.join(","),
-        c.papers
-    );
+    let _ = write!(s, "split={} global={} stages={} papers={}", c.split, c.global, c.stages.join(","), c.papers);
+    if r.rerank_depth > 0 {
+        let _ = write!(s, " reranked={}", r.rerank_depth);
+    }
+    let _ = writeln!(s);
     let _ = write!(s, "{:<12} {:>6}", "source", "n");
     let shown = RECALL_AT.iter().filter(|k| **k <= c.depth.max(100)).count();
     for k in &RECALL_AT[..shown] {
@@ -35,6 +32,10 @@ pub fn table(r: &EvalReport) -> String {
         "latency per query: p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms",
         r.latency.p50_ms, r.latency.p95_ms, r.latency.mean_ms
     );
+    if r.stage_latency.len() > 1 {
+        let stages: Vec<String> = r.stage_latency.iter().map(|(name, l)| format!("{name} {:.2}/{:.2}", l.p50_ms, l.p95_ms)).collect();
+        let _ = writeln!(s, "per stage (p50/p95 ms): {}", stages.join(", "));
+    }
     s
 }
 

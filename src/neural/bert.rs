@@ -152,6 +152,12 @@ impl Bert {
 
     /// The last hidden state, `[batch, len, hidden]`.
     pub fn forward(&self, input: BertInput) -> Tensor<3> {
+        self.forward_layers(input, self.encoder.layer.len()).0
+    }
+
+    /// The hidden state after the embeddings and the first `layers` layers,
+    /// with the padding mask the remaining layers need.
+    pub fn forward_layers(&self, input: BertInput, layers: usize) -> (Tensor<3>, Tensor<4, Bool>) {
         let [batch, len] = input.ids.dims();
         let device = input.ids.device();
         let positions = Tensor::<1, Int>::arange(0..len as i64, &device).reshape([1, len]).repeat_dim(0, batch);
@@ -160,17 +166,28 @@ impl Bert {
             + e.position_embeddings.forward(positions)
             + e.token_type_embeddings.forward(input.type_ids);
         let mut x = e.layer_norm.forward(x);
-        // Additive mask: 0 for tokens, a large negative number for padding.
-        let pad = input.mask.bool_not().reshape([batch, 1, 1, len]);
-        for layer in &self.encoder.layer {
+        let pad = padding_mask(input.mask);
+        for layer in self.encoder.layer.iter().take(layers) {
             x = layer.forward(x, pad.clone(), self.heads);
         }
-        x
+        (x, pad)
+    }
+
+    /// Attention heads per layer.
+    pub fn heads(&self) -> usize {
+        self.heads
     }
 }
 
+/// `[batch, 1, 1, len]`, true at padding (masked out of attention).
+pub fn padding_mask(mask: Tensor<2, Bool>) -> Tensor<4, Bool> {
+    let [batch, len] = mask.dims();
+    mask.bool_not().reshape([batch, 1, 1, len])
+}
+
 impl Layer {
-    fn forward(&self, x: Tensor<3>, pad: Tensor<4, Bool>, heads: usize) -> Tensor<3> {
+    /// One transformer layer; `pad` from [`padding_mask`].
+    pub fn forward(&self, x: Tensor<3>, pad: Tensor<4, Bool>, heads: usize) -> Tensor<3> {
         let [b, l, h] = x.dims();
         let dh = h / heads;
         let split = |t: Tensor<3>| t.reshape([b, l, heads, dh]).swap_dims(1, 2);

@@ -26,6 +26,8 @@ pub struct HattenEncoder {
     fingerprint: String,
     /// Where the weights came from.
     pub source: String,
+    /// The backend and adapter it runs on, when chosen by [`shared_encoder`].
+    pub backend: String,
 }
 
 impl HattenEncoder {
@@ -52,7 +54,7 @@ impl HattenEncoder {
         }
         let fingerprint = format!("hatten-{:016x}", crate::util::fnv1a64(&bytes));
         let model = Hatten::load_bytes(&config, bytes, &source, device)?;
-        Ok(HattenEncoder { model, config, words, device: device.clone(), fingerprint, source })
+        Ok(HattenEncoder { model, config, words, device: device.clone(), fingerprint, source, backend: String::new() })
     }
 
     pub fn dim(&self) -> usize {
@@ -83,7 +85,9 @@ pub fn shared_encoder() -> Result<Arc<HattenEncoder>> {
         return Ok(e.clone());
     }
     let backend = select(DevicePreference::Auto);
-    let e = Arc::new(HattenEncoder::load_default(&backend.device)?);
+    let mut e = HattenEncoder::load_default(&backend.device)?;
+    e.backend = format!("{} on {}", backend.name, backend.adapter);
+    let e = Arc::new(e);
     *slot = Some(e.clone());
     Ok(e)
 }

@@ -1,7 +1,12 @@
-//! Neural engine on burn: the BERT encoder and its tokenizer.
+//! Neural engine on burn: the BERT encoder and its tokenizer, the HAtten
+//! dense encoder, and the cross-encoder reranker.
 
 pub mod backend;
 pub mod bert;
+pub mod bi_encoder;
+pub mod cross_encoder;
+pub mod reranker;
+pub mod rerank_train;
 pub mod encoder;
 pub mod hatten;
 pub mod words;

@@ -48,6 +48,20 @@ impl BertTokenizer {
     }
 }
 
+impl BertTokenizer {
+    /// Token ids of `text` without special tokens (cut to the tokenizer's
+    /// `max_len`).
+    pub fn ids(&self, text: &str) -> Result<Vec<u32>> {
+        let enc = self.inner.encode(text, false).map_err(|e| Error::Library(format!("tokenizer: {e}")))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// The id of a token such as `[CLS]`.
+    pub fn token_id(&self, token: &str) -> Option<u32> {
+        self.inner.token_to_id(token)
+    }
+}
+
 /// Pads encoded sequences into one batch on `device`.
 pub fn batch(encoded: &[Encoded], device: &Device) -> BertInput {
     let b = encoded.len();

@@ -257,38 +257,40 @@ pub fn train(
         .with_grad_clipping(Some(burn::optim::grad_clipping::GradientClippingConfig::Norm(1.0)))
         .init();
     let mut word_sets: HashMap<usize, HashSet<String>> = HashMap::new();
-    let mut word_set = |i: usize| -> HashSet<String> {
-        word_sets
-            .entry(i)
-            .or_insert_with(|| words::words(&format!("{} {}", papers[i].title, papers[i].abstract_text)).collect())
-            .clone()
-    };
+    let train_texts: Vec<DocText> = train_ex.iter().map(|e| e.text.clone()).collect();
+    let val_texts: Vec<DocText> = val_ex.iter().map(|e| e.text.clone()).collect();
+    // The pool's vectors under the current weights, when validation has
+    // already computed them (the next epoch mines with the same weights).
+    let mut current_pool: Option<Vec<f32>> = None;
 
     let out_of_time = |started: &Instant| opts.max_minutes.is_some_and(|m| started.elapsed().as_secs_f64() > m * 60.0);
     for epoch in state.epochs_done..opts.epochs {
         let t0 = Instant::now();
         // Mine with the current model.
         let inference = model.valid();
-        progress.phase("embedding the mining pool", pool_texts.len() as u64);
-        let pool_vecs = embed(&inference, config, words, &pool_texts, device, &|n| progress.advance(n, None));
+        let pool_vecs = match current_pool.take() {
+            Some(v) => v,
+            None => {
+                progress.phase("embedding the mining pool", pool_texts.len() as u64);
+                embed(&inference, config, words, &pool_texts, device, &|n| progress.advance(n, None))
+            }
+        };
         progress.phase("mining", train_ex.len() as u64);
-        let train_texts: Vec<DocText> = train_ex.iter().map(|e| e.text.clone()).collect();
         let qv = embed(&inference, config, words, &train_texts, device, &|n| progress.advance(n, None));
         let d = config.d_model;
         let mut positives: Vec<Vec<usize>> = Vec::with_capacity(train_ex.len());
         let mut hard: Vec<Vec<usize>> = Vec::with_capacity(train_ex.len());
         for (qi, e) in train_ex.iter().enumerate() {
             let hits = top_k(&pool_vecs, d, &qv[qi * d..(qi + 1) * d], opts.hard_negatives + e.cited.len(), 2);
-            let cited_words: Vec<HashSet<String>> = e.cited.iter().map(|&c| word_set(c)).collect();
+            let candidates: Vec<usize> = hits.into_iter().map(|(row, _)| pool[row]).filter(|p| !e.cited.contains(p)).collect();
+            for &p in e.cited.iter().chain(&candidates) {
+                word_sets.entry(p).or_insert_with(|| words::words(&format!("{} {}", papers[p].title, papers[p].abstract_text)).collect());
+            }
             let mut pos = e.cited.clone();
             let mut neg = Vec::new();
-            for (row, _) in hits {
-                let p = pool[row];
-                if e.cited.contains(&p) {
-                    continue;
-                }
-                let w = word_set(p);
-                if cited_words.iter().any(|c| jaccard(c, &w) >= opts.jaccard) {
+            for p in candidates {
+                let w = &word_sets[&p];
+                if e.cited.iter().any(|c| jaccard(&word_sets[c], w) >= opts.jaccard) {
                     pos.push(p);
                 } else {
                     neg.push(p);
@@ -361,7 +363,6 @@ pub fn train(
         let inference = model.valid();
         progress.phase("validating", val_ex.len() as u64);
         let pool_vecs = embed(&inference, config, words, &pool_texts, device, &|_| {});
-        let val_texts: Vec<DocText> = val_ex.iter().map(|e| e.text.clone()).collect();
         let vv = embed(&inference, config, words, &val_texts, device, &|n| progress.advance(n, None));
         let (mut r10, mut r100) = (0f64, 0f64);
         for (qi, e) in val_ex.iter().enumerate() {
@@ -373,6 +374,7 @@ pub fn train(
         }
         let n = val_ex.len() as f64;
         let (r10, r100) = (r10 / n, r100 / n);
+        current_pool = Some(pool_vecs);
         let best = r10 > state.best_r10 || state.history.is_empty();
         inference.save(&files.last())?;
         if best {

@@ -33,6 +33,12 @@ pub trait SpanReranker: Send + Sync {
     fn rerank(&self, query: &str, spans: &mut Vec<RankedSpan>) -> Result<()>;
 }
 
+impl<T: SpanReranker + ?Sized> SpanReranker for Arc<T> {
+    fn rerank(&self, query: &str, spans: &mut Vec<RankedSpan>) -> Result<()> {
+        (**self).rerank(query, spans)
+    }
+}
+
 pub struct EvidenceChannel {
     library: Arc<Library>,
     reranker: Option<Box<dyn SpanReranker>>,

@@ -5,6 +5,7 @@ pub mod dense_channel;
 pub mod evidence_channel;
 pub mod query;
 pub mod recommender;
+pub mod semantic_spans;
 pub mod worker;
 
 pub use query::Query;

@@ -11,13 +11,21 @@ use super::channel::{Bm25Channel, Channel, ChannelOutput, EvidenceSnippet, ALL_C
 use super::dense_channel::DenseChannel;
 use super::evidence_channel::{snippet, EvidenceChannel, SNIPPETS_PER_PAPER};
 use super::query::Query;
+use super::semantic_spans::SemanticSpans;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::library::Library;
 use crate::neural::encoder::shared_encoder;
+use crate::neural::reranker::{shared_reranker, Reranker};
 
 /// Candidates each channel fetches before fusion.
 pub const DEFAULT_PREFETCH: usize = 100;
+
+/// Fused candidates the reranker reorders (K_r).
+pub const DEFAULT_RERANK_DEPTH: usize = 20;
+
+/// The name of the rerank stage (in `--stages`, timings and results).
+pub const RERANK: &str = "rerank";
 
 /// How one channel ranked a candidate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,6 +49,11 @@ pub struct Candidate {
     pub paper: Option<Paper>,
     /// Spans of sentences in which other papers cited this one.
     pub evidence: Vec<EvidenceSnippet>,
+    /// 1-based rank after fusing the channels (before reranking).
+    pub fused_rank: usize,
+    /// The reranker's rank and score (0..1), when it ran on this paper.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<ChannelScore>,
 }
 
 /// The answer to a query.
@@ -87,15 +100,23 @@ pub struct Fusion {
     /// Weight of the dense (HAtten) list.
     #[serde(default = "default_hatten_weight")]
     pub hatten_weight: f32,
+    /// Weight of the reranker's order against the fused order among the
+    /// reranked candidates (both by reciprocal rank with `rrf_k`).
+    #[serde(default = "default_rerank_weight")]
+    pub rerank_weight: f32,
 }
 
 fn default_hatten_weight() -> f32 {
     Fusion::default().hatten_weight
 }
 
+fn default_rerank_weight() -> f32 {
+    Fusion::default().rerank_weight
+}
+
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 8.0, min_confidence: 0.0, bm25_gap_weight: 5.0, hatten_weight: 1.0 }
+        Fusion { rrf_k: 5.0, evidence_weight: 8.0, min_confidence: 0.0, bm25_gap_weight: 5.0, hatten_weight: 1.0, rerank_weight: 0.25 }
     }
 }
 
@@ -112,6 +133,7 @@ impl Fusion {
                 "min_confidence" => self.min_confidence = v,
                 "bm25_gap_weight" => self.bm25_gap_weight = v,
                 "hatten_weight" => self.hatten_weight = v,
+                "rerank_weight" => self.rerank_weight = v,
                 other => return Err(Error::InvalidQuery(format!("unknown fusion setting `{other}`"))),
             }
         }
@@ -130,42 +152,55 @@ impl Fusion {
     }
 }
 
-/// Runs the channels and fuses their lists.
+/// Runs the channels, fuses their lists and reranks the top of the fused list.
 pub struct Recommender {
     library: Arc<Library>,
     channels: Vec<Box<dyn Channel>>,
     prefetch: usize,
     fusion: Fusion,
+    reranker: Option<Arc<Reranker>>,
+    rerank_depth: usize,
 }
 
 impl Recommender {
-    /// A recommender with every channel that can run on this library (the
-    /// dense channel needs its weights, word vectors and paper vectors).
+    /// A recommender with every stage that can run on this library (the
+    /// dense channel needs its weights, word vectors and paper vectors; the
+    /// rerank stage a fine-tuned reranker and its base model).
     pub fn new(library: Arc<Library>) -> Recommender {
-        let available = available_channels(&library);
-        Self::with_channels(library, &available).expect("available channels open")
+        let channels = ALL_CHANNELS.iter().filter_map(|name| open_channel(&library, name).ok()).collect();
+        let reranker = shared_reranker().ok();
+        Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, rerank_depth: DEFAULT_RERANK_DEPTH }
     }
 
-    /// A recommender restricted to the named channels (`--stages`).
+    /// A recommender restricted to the named stages (`--stages`): channels,
+    /// and `rerank` for the rerank stage.
     pub fn with_channels(library: Arc<Library>, names: &[&str]) -> Result<Recommender> {
-        if names.is_empty() {
+        let channel_names: Vec<&str> = names.iter().copied().filter(|n| *n != RERANK).collect();
+        if channel_names.is_empty() {
             return Err(Error::InvalidQuery(format!("no channel selected; available: {}", ALL_CHANNELS.join(", "))));
         }
-        let mut channels: Vec<Box<dyn Channel>> = Vec::new();
-        for name in names {
-            match *name {
-                "bm25" => channels.push(Box::new(Bm25Channel::new(library.clone()))),
-                "evidence" => channels.push(Box::new(EvidenceChannel::new(library.clone()))),
-                "hatten" => channels.push(Box::new(dense_channel(&library)?)),
-                other => {
-                    return Err(Error::InvalidQuery(format!(
-                        "unknown channel `{other}`; available: {}",
-                        ALL_CHANNELS.join(", ")
-                    )))
-                }
-            }
-        }
-        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default() })
+        let channels = channel_names.iter().map(|name| open_channel(&library, name)).collect::<Result<_>>()?;
+        let reranker = if names.contains(&RERANK) { Some(shared_reranker()?) } else { None };
+        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, rerank_depth: DEFAULT_RERANK_DEPTH })
+    }
+
+    /// Uses `reranker` for the rerank stage (none: no rerank stage).
+    pub fn set_reranker(&mut self, reranker: Option<Arc<Reranker>>) {
+        self.reranker = reranker;
+    }
+
+    /// How many fused candidates the reranker reorders (K_r).
+    pub fn set_rerank_depth(&mut self, depth: usize) {
+        self.rerank_depth = depth;
+    }
+
+    pub fn rerank_depth(&self) -> usize {
+        self.rerank_depth
+    }
+
+    /// The reranker in use, if any.
+    pub fn reranker(&self) -> Option<&Reranker> {
+        self.reranker.as_deref()
     }
 
     pub fn set_fusion(&mut self, fusion: Fusion) {
@@ -180,8 +215,13 @@ impl Recommender {
         &self.library
     }
 
+    /// The stages that run, in order: the channels, then `rerank` if on.
     pub fn channel_names(&self) -> Vec<&'static str> {
-        self.channels.iter().map(|c| c.name()).collect()
+        let mut names: Vec<&'static str> = self.channels.iter().map(|c| c.name()).collect();
+        if self.reranker.is_some() {
+            names.push(RERANK);
+        }
+        names
     }
 
     /// Ranked papers for the query, with their records.
@@ -217,26 +257,49 @@ impl Recommender {
         let notices = query.validate()?;
         let mut timings = Vec::new();
         let mut outputs = Vec::with_capacity(self.channels.len());
+        let rerank = self.reranker.as_ref().filter(|_| self.rerank_depth > 0);
         for (i, ch) in self.channels.iter().enumerate() {
             let t = Instant::now();
             outputs.push((ch.name(), ch.retrieve(&query, self.prefetch.max(query.k))?));
             timings.push((ch.name().to_string(), t.elapsed()));
-            let complete = i + 1 == self.channels.len();
-            if !complete && !with_records {
+            let last_channel = i + 1 == self.channels.len();
+            let complete = last_channel && rerank.is_none();
+            if !last_channel && !with_records {
                 continue; // nobody looks at early results without records
             }
             let mut stage_timings = timings.clone();
             let t = Instant::now();
             let mut candidates = fuse(&outputs, &self.fusion);
-            candidates.truncate(query.k);
+            candidates.truncate(query.k.max(if last_channel { self.rerank_depth } else { 0 }));
             stage_timings.push(("fuse".into(), t.elapsed()));
+            if let (true, Some(reranker)) = (last_channel, rerank) {
+                if with_records {
+                    // The fused list first, then the reranked one.
+                    let mut early = candidates.clone();
+                    early.truncate(query.k);
+                    self.attach_records(&query, &outputs, &mut early)?;
+                    let r = Recommendations { stage: ch.name().to_string(), complete: false, candidates: early, timings: stage_timings.clone(), notices: notices.clone() };
+                    if !on_stage(r) {
+                        return Ok(());
+                    }
+                }
+                let t = Instant::now();
+                self.rerank(reranker, &query, &mut candidates)?;
+                candidates.truncate(query.k);
+                stage_timings.push((RERANK.into(), t.elapsed()));
+                if with_records {
+                    let t = Instant::now();
+                    self.attach_records(&query, &outputs, &mut candidates)?;
+                    stage_timings.push(("records".into(), t.elapsed()));
+                }
+                let r = Recommendations { stage: RERANK.to_string(), complete: true, candidates, timings: stage_timings, notices: notices.clone() };
+                on_stage(r);
+                return Ok(());
+            }
+            candidates.truncate(query.k);
             if with_records {
                 let t = Instant::now();
-                let index = self.library.papers();
-                for c in &mut candidates {
-                    c.paper = index.paper_by_id(&c.id)?;
-                }
-                self.attach_evidence(&query, &outputs, &mut candidates)?;
+                self.attach_records(&query, &outputs, &mut candidates)?;
                 stage_timings.push(("records".into(), t.elapsed()));
             }
             let r = Recommendations { stage: ch.name().to_string(), complete, candidates, timings: stage_timings, notices: notices.clone() };
@@ -244,6 +307,52 @@ impl Recommender {
                 return Ok(());
             }
         }
+        Ok(())
+    }
+
+    /// Reads each candidate's record (where not read yet) and its evidence.
+    fn attach_records(&self, query: &Query, outputs: &[(&'static str, ChannelOutput)], candidates: &mut [Candidate]) -> Result<()> {
+        let index = self.library.papers();
+        for c in candidates.iter_mut() {
+            if c.paper.is_none() {
+                c.paper = index.paper_by_id(&c.id)?;
+            }
+        }
+        self.attach_evidence(query, outputs, candidates)
+    }
+
+    /// Reorders the top `rerank_depth` candidates: the reranker's order and
+    /// the fused order, each by reciprocal rank, weighed by
+    /// `Fusion::rerank_weight`. The rest keep their fused order below.
+    fn rerank(&self, reranker: &Reranker, query: &Query, candidates: &mut Vec<Candidate>) -> Result<()> {
+        let depth = self.rerank_depth.min(candidates.len());
+        if depth == 0 {
+            return Ok(());
+        }
+        let index = self.library.papers();
+        for c in candidates[..depth].iter_mut() {
+            if c.paper.is_none() {
+                c.paper = index.paper_by_id(&c.id)?;
+            }
+        }
+        let q = reranker.query(&query.local_text(), &query.title, &query.abstract_text)?;
+        let texts: Vec<(&str, &str)> = candidates[..depth]
+            .iter()
+            .map(|c| c.paper.as_ref().map_or(("", ""), |p| (p.title.as_str(), p.abstract_text.as_str())))
+            .collect();
+        let scores = reranker.score(&q, &texts)?;
+        let mut order: Vec<usize> = (0..depth).collect();
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        let k = self.fusion.rrf_k;
+        for (rank, &i) in order.iter().enumerate() {
+            let c = &mut candidates[i];
+            c.rerank = Some(ChannelScore { channel: RERANK, rank: rank + 1, score: scores[i] });
+            c.score = self.fusion.rerank_weight / (k + (rank + 1) as f32) + 1.0 / (k + c.fused_rank as f32);
+        }
+        for c in candidates[depth..].iter_mut() {
+            c.score = 1.0 / (k + c.fused_rank as f32);
+        }
+        candidates[..depth].sort_by(|a, b| b.score.total_cmp(&a.score).then(a.fused_rank.cmp(&b.fused_rank)));
         Ok(())
     }
 
@@ -267,14 +376,18 @@ impl Recommender {
     }
 }
 
-/// The channels that can run on `library`, in default order.
-pub fn available_channels(library: &Library) -> Vec<&'static str> {
-    ALL_CHANNELS.iter().copied().filter(|c| *c != "hatten" || dense_channel(library).is_ok()).collect()
-}
-
-/// The dense channel over `library`, with the process-wide encoder.
-fn dense_channel(library: &Library) -> Result<DenseChannel> {
-    DenseChannel::open(library, shared_encoder()?)
+/// Opens the named channel over `library`; the dense channel fails when
+/// its weights, word vectors or the library's paper vectors are missing.
+fn open_channel(library: &Arc<Library>, name: &str) -> Result<Box<dyn Channel>> {
+    Ok(match name {
+        "bm25" => Box::new(Bm25Channel::new(library.clone())),
+        "evidence" => match SemanticSpans::shared() {
+            Ok(semantic) => Box::new(EvidenceChannel::new(library.clone()).with_reranker(Box::new(semantic))),
+            Err(_) => Box::new(EvidenceChannel::new(library.clone())),
+        },
+        "hatten" => Box::new(DenseChannel::open(library, shared_encoder()?)?),
+        other => return Err(Error::InvalidQuery(format!("unknown channel `{other}`; available: {}", ALL_CHANNELS.join(", ")))),
+    })
 }
 
 /// Weighted reciprocal-rank fusion of channel lists (see [`Fusion`]). A
@@ -287,7 +400,7 @@ pub fn fuse(outputs: &[(&'static str, ChannelOutput)], fusion: &Fusion) -> Vec<C
         let weight = fusion.weight(name, output.confidence);
         for (i, (id, score)) in output.ranked.iter().enumerate() {
             let idx = *by_id.entry(id.as_str()).or_insert_with(|| {
-                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new() });
+                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new(), fused_rank: 0, rerank: None });
                 out.len() - 1
             });
             let c = &mut out[idx];
@@ -297,6 +410,9 @@ pub fn fuse(outputs: &[(&'static str, ChannelOutput)], fusion: &Fusion) -> Vec<C
     }
     // Stable: equal scores keep the order of the earlier channels.
     out.sort_by(|a, b| b.score.total_cmp(&a.score));
+    for (i, c) in out.iter_mut().enumerate() {
+        c.fused_rank = i + 1;
+    }
     out
 }
 
@@ -331,7 +447,7 @@ mod tests {
 
     #[test]
     fn weak_evidence_is_ignored_and_strong_evidence_leads() {
-        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0 };
+        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 2.0 };
         let bm25 = list(&["a", "b", "c"]);
         let weak = fuse(&[("bm25", bm25.clone()), ("evidence", with_confidence(list(&["z", "c"]), 0.2))], &f);
         assert_eq!(weak.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "z"]);

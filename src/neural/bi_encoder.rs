@@ -1,0 +1,60 @@
+//! A BERT bi-encoder: mean-pooled, L2-normalised sentence vectors, compared
+//! by cosine. Used to score evidence spans against long queries.
+
+use burn::tensor::Device;
+
+use super::bert::{mean_pool_normalized, Bert, BertConfig};
+use super::models::model_dir;
+use super::tokenizer::{batch, BertTokenizer};
+use crate::error::Result;
+
+/// The bi-encoder tuned on citation context → paper pairs.
+pub const CITATION_ENCODER: &str = "minilm-citation-v4";
+
+/// Tokens kept per text (spans and local contexts are short).
+pub const MAX_TOKENS: usize = 128;
+
+/// Texts encoded per forward pass.
+const BATCH: usize = 32;
+
+pub struct BiEncoder {
+    model: Bert,
+    tokenizer: BertTokenizer,
+    dim: usize,
+    device: Device,
+}
+
+impl BiEncoder {
+    /// The named model from the models directory.
+    pub fn load(name: &str, device: &Device) -> Result<BiEncoder> {
+        let dir = model_dir(name)?;
+        let config = BertConfig::from_file(&dir.join("config.json"))?;
+        let model = Bert::load(&config, &dir.join("model.safetensors"), device)?;
+        let tokenizer = BertTokenizer::from_file(&dir.join("tokenizer.json"), MAX_TOKENS)?;
+        Ok(BiEncoder { model, tokenizer, dim: config.hidden_size, device: device.clone() })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Unit vectors, `texts.len() × dim`, row-major, in the order given
+    /// (batched by length so that little padding is computed).
+    pub fn encode(&self, texts: &[&str]) -> Result<Vec<f32>> {
+        let encoded = texts.iter().map(|t| self.tokenizer.encode(t, None)).collect::<Result<Vec<_>>>()?;
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| encoded[i].ids.len());
+        let mut out = vec![0f32; texts.len() * self.dim];
+        for chunk in order.chunks(BATCH) {
+            let part: Vec<_> = chunk.iter().map(|&i| encoded[i].clone()).collect();
+            let input = batch(&part, &self.device);
+            let mask = input.mask.clone();
+            let hidden = self.model.forward(input);
+            let v = mean_pool_normalized(hidden, mask).into_data().convert::<f32>().try_to_vec::<f32>().expect("f32 vectors");
+            for (row, &i) in chunk.iter().enumerate() {
+                out[i * self.dim..(i + 1) * self.dim].copy_from_slice(&v[row * self.dim..(row + 1) * self.dim]);
+            }
+        }
+        Ok(out)
+    }
+}

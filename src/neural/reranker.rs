@@ -1,0 +1,103 @@
+//! A ready-to-use reranker: the base model, its fine-tuned top, the pair
+//! tokenizer and the device.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use burn::tensor::Device;
+
+use super::backend::{select, DevicePreference};
+use super::bert::Bert;
+use super::cross_encoder::{logits, probability, split_base, PairEncoder, QueryTokens, RerankerConfig, RerankerTop};
+use super::models::{model_dir, models_dir};
+use crate::error::{Error, Result};
+
+/// The directory (inside the models directory) of a fine-tuned reranker:
+/// `reranker.json` + `model.safetensors` as `citewise train reranker` writes them.
+pub const RERANKER_DIR: &str = "reranker";
+
+/// The fine-tuned reranker shipped with citewise (its config and weights),
+/// used when the models directory holds none of its own.
+const SHIPPED: Option<(&str, &[u8])> =
+    Some((include_str!("../../assets/reranker/reranker.json"), include_bytes!("../../assets/reranker/model.safetensors")));
+
+pub struct Reranker {
+    bottom: Bert,
+    top: RerankerTop,
+    pairs: PairEncoder,
+    device: Device,
+    pub config: RerankerConfig,
+    /// Where the fine-tuned weights came from.
+    pub source: String,
+    /// The backend and adapter it runs on, when chosen by [`shared_reranker`].
+    pub backend: String,
+}
+
+impl Reranker {
+    /// The base model from the models directory with fine-tuned top weights.
+    pub fn from_parts(config: RerankerConfig, weights: Vec<u8>, source: String, device: &Device) -> Result<Reranker> {
+        let base = model_dir(&config.base)?;
+        let (bottom, top) = split_base(&config, &base, device)?;
+        let top = top.load_bytes(weights, &source)?;
+        let pairs = PairEncoder::new(&base.join("tokenizer.json"), config.max_len, config.max_candidate_tokens)?;
+        Ok(Reranker { bottom, top, pairs, device: device.clone(), config, source, backend: String::new() })
+    }
+
+    /// A reranker written by `citewise train reranker` in `dir`.
+    pub fn load_dir(dir: &Path, device: &Device) -> Result<Reranker> {
+        let config = RerankerConfig::from_file(&dir.join("reranker.json"))?;
+        let path = dir.join("model.safetensors");
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        Self::from_parts(config, bytes, path.display().to_string(), device)
+    }
+
+    /// The models directory's `reranker/`, else the shipped one.
+    pub fn load_default(device: &Device) -> Result<Reranker> {
+        let dir = models_dir()?.join(RERANKER_DIR);
+        if dir.join("model.safetensors").exists() {
+            return Self::load_dir(&dir, device);
+        }
+        match SHIPPED {
+            Some((config, weights)) => {
+                let config = RerankerConfig::from_json(config, Path::new("assets/reranker/reranker.json"))?;
+                Self::from_parts(config, weights.to_vec(), "shipped (assets/reranker)".into(), device)
+            }
+            None => Err(Error::Library(format!("no fine-tuned reranker: train one with `citewise train reranker --out {}`", dir.display()))),
+        }
+    }
+
+    /// The frozen lower part and the fine-tuned top.
+    pub fn into_parts(self) -> (RerankerConfig, Bert, RerankerTop) {
+        (self.config, self.bottom, self.top)
+    }
+
+    /// Tokens of the citing side of a query.
+    pub fn query(&self, local: &str, title: &str, abstract_text: &str) -> Result<QueryTokens> {
+        self.pairs.query(local, title, abstract_text)
+    }
+
+    /// Scores in 0..1 of candidates given as (title, abstract), in order.
+    pub fn score(&self, query: &QueryTokens, candidates: &[(&str, &str)]) -> Result<Vec<f32>> {
+        let mut pairs = Vec::with_capacity(candidates.len());
+        for (title, abstract_text) in candidates {
+            pairs.push(self.pairs.pair(query, &self.pairs.candidate(title, abstract_text)?));
+        }
+        Ok(logits(&self.bottom, &self.top, &pairs, &self.device).into_iter().map(probability).collect())
+    }
+}
+
+/// The reranker every recommender of this process shares, on the device
+/// [`select`] picks (loaded on first use; a failure is retried next time).
+pub fn shared_reranker() -> Result<Arc<Reranker>> {
+    static SHARED: Mutex<Option<Arc<Reranker>>> = Mutex::new(None);
+    let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = slot.as_ref() {
+        return Ok(r.clone());
+    }
+    let backend = select(DevicePreference::Auto);
+    let mut r = Reranker::load_default(&backend.device)?;
+    r.backend = format!("{} on {}", backend.name, backend.adapter);
+    let r = Arc::new(r);
+    *slot = Some(r.clone());
+    Ok(r)
+}
