@@ -100,10 +100,21 @@ pub fn prepare(opts: &Options) -> Result<Session> {
 pub fn run(session: Session) -> Result<()> {
     let Session { mut app, library, config, autosave } = session;
     let worker = Worker::spawn(Recommender::new(library.clone()));
+    warm_evidence_vectors(&library);
     let mut terminal = ratatui::init();
     let result = event_loop(&mut terminal, &mut app, &worker, &library, &config, &autosave);
     ratatui::restore();
     result
+}
+
+/// Encodes the evidence spans for semantic ranking on a thread of its own,
+/// so that the first long queries need not (results never wait for it).
+fn warm_evidence_vectors(library: &Arc<Library>) {
+    let Ok(semantic) = crate::pipeline::semantic_spans::SemanticSpans::shared() else { return };
+    let library = library.clone();
+    let _ = std::thread::Builder::new().name("evidence-vectors".into()).spawn(move || {
+        let _ = semantic.warm(&library, &|_, _| {});
+    });
 }
 
 fn event_loop(
