@@ -220,6 +220,20 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     assert!(last.candidates[..n].windows(2).all(|w| combined(&w[0]) >= combined(&w[1])));
     // An empty query is still a clear error with the rerank stage on.
     assert!(rec.recommend(&Query::new("  ")).is_err());
+
+    // Odd queries get results or a clear error through every stage, never a panic.
+    let long = "statistical tagging of parts of speech with trigrams ".repeat(700); // 5,600 words
+    let r = rec.recommend(&Query::new(format!("{long} [CIT]")).with_k(5)).unwrap();
+    assert!(r.notices.iter().any(|n| n.contains("words")), "long queries are cut with a notice: {:?}", r.notices);
+    assert!(r.timings.iter().any(|(s, _)| s == RERANK));
+    let latex = r"We use 	extbf{TnT}~\cite{brants2000} with $lpha=0.5$ \ egin{itemize}\item trigram tagging\end{itemize}";
+    assert!(rec.recommend(&Query::new(latex)).is_ok());
+    for other_script in ["Статистическая разметка частей речи с помощью триграмм", "基于三元语法的统计词性标注器"] {
+        match rec.recommend(&Query::new(other_script)) {
+            Ok(r) => assert!(r.complete),
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+    }
 }
 
 #[test]
