@@ -48,7 +48,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 }
                 None => (c.id.clone(), String::new()),
             };
-            let channels: String = c.channels.iter().map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
+            // Which stage ranked the paper where: B(M25), E(vidence), H(Atten), R(erank).
+            let channels: String =
+                c.channels.iter().chain(c.rerank.as_ref()).map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
             let title_style = if marked { Style::new().fg(app.settings.theme.marked).add_modifier(Modifier::BOLD) } else { Style::new().add_modifier(Modifier::BOLD) };
             ListItem::new(vec![
                 Line::from(vec![
