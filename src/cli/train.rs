@@ -66,22 +66,44 @@ pub struct HattenArgs {
     pub device: DevicePreference,
 }
 
-struct Bars {
-    bar: ProgressBar,
+/// The bar training runs show: phase, progress, loss, elapsed and ETA
+/// (HAtten's and the reranker's runs alike).
+pub struct Bars {
+    pub bar: ProgressBar,
 }
 
-impl TrainProgress for Bars {
-    fn phase(&self, name: &str, len: u64) {
+impl Bars {
+    pub fn new() -> Bars {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} {msg} ({elapsed}, eta {eta})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        Bars { bar }
+    }
+
+    pub fn phase(&self, name: &str, len: u64) {
         self.bar.reset();
         self.bar.set_length(len);
         self.bar.set_prefix(name.to_string());
         self.bar.set_message("");
     }
-    fn advance(&self, n: u64, loss: Option<f32>) {
+
+    pub fn advance(&self, n: u64, loss: Option<f32>) {
         self.bar.inc(n);
         if let Some(l) = loss {
             self.bar.set_message(format!("loss {l:.4}"));
         }
+    }
+}
+
+impl TrainProgress for Bars {
+    fn phase(&self, name: &str, len: u64) {
+        Bars::phase(self, name, len)
+    }
+    fn advance(&self, n: u64, loss: Option<f32>) {
+        Bars::advance(self, n, loss)
     }
     fn epoch(&self, r: &EpochReport) {
         self.bar.suspend(|| eprintln!(
@@ -121,9 +143,9 @@ fn hatten(a: &HattenArgs) -> Result<()> {
         seed: a.seed,
         ..TrainOptions::default()
     };
-    let bar = train_bar();
-    let history = train(&a.bench, &a.out, &config, &opts, &words, &backend.device, &Bars { bar: bar.clone() })?;
-    bar.finish_and_clear();
+    let bars = Bars::new();
+    let history = train(&a.bench, &a.out, &config, &opts, &words, &backend.device, &bars)?;
+    bars.bar.finish_and_clear();
     if let Some(best) = history.iter().rfind(|r| r.best) {
         println!(
             "best: epoch {} (val R@10 {:.3}, R@100 {:.3}); weights in {}",
@@ -134,15 +156,4 @@ fn hatten(a: &HattenArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The bar training runs show: phase, progress, loss, elapsed and ETA.
-pub fn train_bar() -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} {msg} ({elapsed}, eta {eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar
 }

@@ -7,13 +7,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use indicatif::ProgressBar;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use super::progress::count_bar;
-use super::train::train_bar;
+use super::train::Bars;
 use crate::corpus::benchmark::{load_contexts, CitationContext};
 use crate::eval::harness::{contexts_file, papers_file};
 use crate::library::Library;
@@ -78,22 +77,12 @@ pub struct RerankerArgs {
     pub device: DevicePreference,
 }
 
-struct Bars {
-    bar: ProgressBar,
-}
-
 impl RerankProgress for Bars {
     fn phase(&self, name: &str, len: u64) {
-        self.bar.reset();
-        self.bar.set_length(len);
-        self.bar.set_prefix(name.to_string());
-        self.bar.set_message("");
+        Bars::phase(self, name, len)
     }
     fn advance(&self, n: u64, loss: Option<f32>) {
-        self.bar.inc(n);
-        if let Some(l) = loss {
-            self.bar.set_message(format!("loss {l:.4}"));
-        }
+        Bars::advance(self, n, loss)
     }
     fn checkpoint(&self, c: &Checkpoint) {
         self.bar.suspend(|| {
@@ -168,9 +157,9 @@ pub fn run(a: &RerankerArgs) -> Result<()> {
         max_minutes: a.max_minutes,
         seed: a.seed,
     };
-    let bar = train_bar();
-    let history = train_reranker(&config, &base_dir, &papers, &mined.train, &mined.val, &a.out, &opts, &backend.device, &Bars { bar: bar.clone() })?;
-    bar.finish_and_clear();
+    let bars = Bars::new();
+    let history = train_reranker(&config, &base_dir, &papers, &mined.train, &mined.val, &a.out, &opts, &backend.device, &bars)?;
+    bars.bar.finish_and_clear();
     if let Some(best) = history.iter().rfind(|c| c.best) {
         println!(
             "best: step {} (val R@10 {:.3} vs prefetch {:.3}, MRR {:.3} vs {:.3}); weights in {}",

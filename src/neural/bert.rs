@@ -141,12 +141,7 @@ impl Bert {
             .map_err(|e| Error::Library(e.to_string()))?;
         let mut store = SafetensorsStore::from_file(weights).with_from_adapter(PyTorchToBurnAdapter).remap(remap).allow_partial(true);
         let result = model.load_from(&mut store).map_err(|e| Error::Library(format!("{}: {e}", weights.display())))?;
-        if !result.errors.is_empty() {
-            return Err(Error::Library(format!("{}: {}", weights.display(), result.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))));
-        }
-        if !result.missing.is_empty() {
-            return Err(Error::Library(format!("{}: missing tensors: {}", weights.display(), result.missing.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", "))));
-        }
+        super::weights::check_applied(&result, &weights.display().to_string())?;
         Ok(model)
     }
 

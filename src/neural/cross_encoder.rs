@@ -79,15 +79,7 @@ impl RerankerTop {
     pub fn load_bytes(mut self, bytes: Vec<u8>, name: &str) -> Result<RerankerTop> {
         let mut store = SafetensorsStore::from_bytes(Some(bytes)).allow_partial(true);
         let result = self.load_from(&mut store).map_err(|e| Error::Library(format!("{name}: {e}")))?;
-        if !result.errors.is_empty() {
-            return Err(Error::Library(format!("{name}: {}", result.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))));
-        }
-        if !result.missing.is_empty() {
-            return Err(Error::Library(format!(
-                "{name}: missing tensors: {}",
-                result.missing.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
-            )));
-        }
+        super::weights::check_applied(&result, name)?;
         if !result.unused.is_empty() {
             return Err(Error::Library(format!(
                 "{name}: tensors this reranker configuration does not have (written for another `trained_layers`?): {}",

@@ -80,14 +80,10 @@ impl HattenEncoder {
 /// [`select`] picks (loaded on first use; a failure is retried next time).
 pub fn shared_encoder() -> Result<Arc<HattenEncoder>> {
     static SHARED: Mutex<Option<Arc<HattenEncoder>>> = Mutex::new(None);
-    let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(e) = slot.as_ref() {
-        return Ok(e.clone());
-    }
-    let backend = select(DevicePreference::Auto);
-    let mut e = HattenEncoder::load_default(&backend.device)?;
-    e.backend = format!("{} on {}", backend.name, backend.adapter);
-    let e = Arc::new(e);
-    *slot = Some(e.clone());
-    Ok(e)
+    crate::util::load_once(&SHARED, || {
+        let backend = select(DevicePreference::Auto);
+        let mut e = HattenEncoder::load_default(&backend.device)?;
+        e.backend = format!("{} on {}", backend.name, backend.adapter);
+        Ok(e)
+    })
 }

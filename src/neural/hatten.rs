@@ -248,15 +248,7 @@ impl Hatten {
         let mut model = config.init(device);
         let mut store = SafetensorsStore::from_bytes(Some(bytes)).allow_partial(true);
         let result = model.load_from(&mut store).map_err(|e| Error::Library(format!("{name}: {e}")))?;
-        if !result.errors.is_empty() {
-            return Err(Error::Library(format!("{name}: {}", result.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))));
-        }
-        if !result.missing.is_empty() {
-            return Err(Error::Library(format!(
-                "{name}: missing tensors: {}",
-                result.missing.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
-            )));
-        }
+        super::weights::check_applied(&result, name)?;
         Ok(model)
     }
 }

@@ -12,4 +12,5 @@ pub mod hatten;
 pub mod words;
 pub mod models;
 pub mod tokenizer;
+pub mod weights;
 pub mod train;

@@ -7,7 +7,7 @@
 //! The prefetched lists come from the caller (the pipeline), so this module
 //! knows nothing of channels.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use burn::module::Module;
@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::tokenizer::batch;
 use super::cross_encoder::{logits, scores, split_base, PairEncoder, QueryTokens, RerankerConfig};
 use super::tokenizer::Encoded;
+use super::train::RunFiles;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::util::write_atomic;
@@ -100,26 +101,6 @@ struct State {
     options: Option<RerankTrainOptions>,
 }
 
-/// The files of a training run.
-pub struct RerankFiles {
-    pub dir: PathBuf,
-}
-
-impl RerankFiles {
-    pub fn config(&self) -> PathBuf {
-        self.dir.join("reranker.json")
-    }
-    pub fn best(&self) -> PathBuf {
-        self.dir.join("model.safetensors")
-    }
-    pub fn last(&self) -> PathBuf {
-        self.dir.join("last.safetensors")
-    }
-    pub fn state(&self) -> PathBuf {
-        self.dir.join("train-state.json")
-    }
-}
-
 /// Recall of the cited papers in the top 10 and the reciprocal rank of the
 /// first one, for a ranked list of paper indices.
 pub fn r10_rr(ranked: &[usize], cited: &[usize]) -> (f64, f64) {
@@ -168,16 +149,13 @@ pub fn train_reranker(
     if train.is_empty() || val.is_empty() {
         return Err(Error::Library("reranker training needs train and val examples whose cited papers are in the pool".into()));
     }
-    let files = RerankFiles { dir: out.to_path_buf() };
+    let files = RunFiles::new(out, "reranker.json");
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let started = Instant::now();
     let pairs = PairEncoder::new(&base_dir.join("tokenizer.json"), config.max_len, config.max_candidate_tokens)?;
     let enc = Encoders { pairs: &pairs, papers };
 
-    let mut state: State = match std::fs::read_to_string(files.state()) {
-        Ok(t) => serde_json::from_str(&t).map_err(|e| Error::Parse { path: files.state(), line: e.line(), reason: e.to_string() })?,
-        Err(_) => State::default(),
-    };
+    let mut state: State = files.read_state()?;
     // Frozen lower layers run without autodiff; the top trains on the autodiff device.
     let (bottom, _) = split_base(config, base_dir, device)?;
     let heads = bottom.heads();
@@ -197,7 +175,13 @@ pub fn train_reranker(
         .with_grad_clipping(Some(burn::optim::grad_clipping::GradientClippingConfig::Norm(1.0)))
         .init();
 
-    let val_queries: Vec<QueryTokens> = val.iter().map(|e| enc.query(e)).collect::<Result<_>>()?;
+    // The validation pairs are the same at every checkpoint: encoded once.
+    let mut val_pairs: Vec<Vec<Encoded>> = Vec::with_capacity(val.len());
+    for e in val {
+        let q = enc.query(e)?;
+        let depth = opts.rerank_depth.min(e.prefetched.len());
+        val_pairs.push(e.prefetched[..depth].iter().map(|&p| enc.pair(&q, p)).collect::<Result<_>>()?);
+    }
     let (mut pre_r10, mut pre_mrr) = (0.0, 0.0);
     for e in val {
         let (r, m) = r10_rr(&e.prefetched, &e.cited);
@@ -258,10 +242,8 @@ pub fn train_reranker(
             let inference = top.valid();
             progress.phase("validating", val.len() as u64);
             let (mut r10, mut mrr) = (0.0, 0.0);
-            for (e, q) in val.iter().zip(&val_queries) {
-                let depth = opts.rerank_depth.min(e.prefetched.len());
-                let pairs: Vec<Encoded> = e.prefetched[..depth].iter().map(|&p| enc.pair(q, p)).collect::<Result<_>>()?;
-                let s = logits(&bottom, &inference, &pairs, device);
+            for (e, pairs) in val.iter().zip(&val_pairs) {
+                let s = logits(&bottom, &inference, pairs, device);
                 let (r, m) = r10_rr(&reranked(&e.prefetched, &s), &e.cited);
                 r10 += r;
                 mrr += m;

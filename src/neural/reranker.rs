@@ -90,14 +90,10 @@ impl Reranker {
 /// [`select`] picks (loaded on first use; a failure is retried next time).
 pub fn shared_reranker() -> Result<Arc<Reranker>> {
     static SHARED: Mutex<Option<Arc<Reranker>>> = Mutex::new(None);
-    let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(r) = slot.as_ref() {
-        return Ok(r.clone());
-    }
-    let backend = select(DevicePreference::Auto);
-    let mut r = Reranker::load_default(&backend.device)?;
-    r.backend = format!("{} on {}", backend.name, backend.adapter);
-    let r = Arc::new(r);
-    *slot = Some(r.clone());
-    Ok(r)
+    crate::util::load_once(&SHARED, || {
+        let backend = select(DevicePreference::Auto);
+        let mut r = Reranker::load_default(&backend.device)?;
+        r.backend = format!("{} on {}", backend.name, backend.adapter);
+        Ok(r)
+    })
 }

@@ -117,14 +117,19 @@ struct TrainState {
     options: Option<TrainOptions>,
 }
 
-/// The files a training run writes in its output directory.
+/// The files a training run writes in its output directory (HAtten's and
+/// the reranker's alike; only the config file's name differs).
 pub struct RunFiles {
     pub dir: PathBuf,
+    config_name: &'static str,
 }
 
 impl RunFiles {
+    pub fn new(dir: &Path, config_name: &'static str) -> RunFiles {
+        RunFiles { dir: dir.to_path_buf(), config_name }
+    }
     pub fn config(&self) -> PathBuf {
-        self.dir.join("config.json")
+        self.dir.join(self.config_name)
     }
     /// Weights of the best epoch.
     pub fn best(&self) -> PathBuf {
@@ -136,6 +141,14 @@ impl RunFiles {
     }
     pub fn state(&self) -> PathBuf {
         self.dir.join("train-state.json")
+    }
+
+    /// The state a run saved, or a fresh one when there is none yet.
+    pub fn read_state<S: serde::de::DeserializeOwned + Default>(&self) -> Result<S> {
+        match std::fs::read_to_string(self.state()) {
+            Ok(t) => serde_json::from_str(&t).map_err(|e| Error::Parse { path: self.state(), line: e.line(), reason: e.to_string() }),
+            Err(_) => Ok(S::default()),
+        }
     }
 }
 
@@ -199,7 +212,7 @@ pub fn train(
     device: &Device,
     progress: &dyn TrainProgress,
 ) -> Result<Vec<EpochReport>> {
-    let files = RunFiles { dir: out.to_path_buf() };
+    let files = RunFiles::new(out, "config.json");
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let started = Instant::now();
     let mut rng = StdRng::seed_from_u64(opts.seed);
@@ -240,10 +253,7 @@ pub fn train(
     let pool_texts: Vec<DocText> = pool.iter().map(|&i| DocText::paper(&papers[i].title, &papers[i].abstract_text)).collect();
 
     // Resume.
-    let mut state: TrainState = match std::fs::read_to_string(files.state()) {
-        Ok(t) => serde_json::from_str(&t).map_err(|e| Error::Parse { path: files.state(), line: e.line(), reason: e.to_string() })?,
-        Err(_) => TrainState::default(),
-    };
+    let mut state: TrainState = files.read_state()?;
     let ad = device.clone().autodiff();
     let mut model = if state.epochs_done > 0 && files.last().exists() {
         Hatten::load(config, &files.last(), &ad)?

@@ -263,48 +263,44 @@ impl Recommender {
             outputs.push((ch.name(), ch.retrieve(&query, self.prefetch.max(query.k))?));
             timings.push((ch.name().to_string(), t.elapsed()));
             let last_channel = i + 1 == self.channels.len();
-            let complete = last_channel && rerank.is_none();
+            // The rerank stage follows the last channel.
+            let reranker = rerank.filter(|_| last_channel);
             if !last_channel && !with_records {
                 continue; // nobody looks at early results without records
             }
             let mut stage_timings = timings.clone();
             let t = Instant::now();
             let mut candidates = fuse(&outputs, &self.fusion);
-            candidates.truncate(query.k.max(if last_channel { self.rerank_depth } else { 0 }));
+            // Reranking may lift any of the top K_r into the top k.
+            candidates.truncate(if reranker.is_some() { query.k.max(self.rerank_depth) } else { query.k });
             stage_timings.push(("fuse".into(), t.elapsed()));
-            if let (true, Some(reranker)) = (last_channel, rerank) {
-                if with_records {
-                    // The fused list first, then the reranked one.
-                    let mut early = candidates.clone();
-                    early.truncate(query.k);
-                    self.attach_records(&query, &outputs, &mut early)?;
-                    let r = Recommendations { stage: ch.name().to_string(), complete: false, candidates: early, timings: stage_timings.clone(), notices: notices.clone() };
-                    if !on_stage(r) {
-                        return Ok(());
-                    }
-                }
-                let t = Instant::now();
-                self.rerank(reranker, &query, &mut candidates)?;
-                candidates.truncate(query.k);
-                stage_timings.push((RERANK.into(), t.elapsed()));
-                if with_records {
-                    let t = Instant::now();
-                    self.attach_records(&query, &outputs, &mut candidates)?;
-                    stage_timings.push(("records".into(), t.elapsed()));
-                }
-                let r = Recommendations { stage: RERANK.to_string(), complete: true, candidates, timings: stage_timings, notices: notices.clone() };
-                on_stage(r);
-                return Ok(());
-            }
-            candidates.truncate(query.k);
             if with_records {
                 let t = Instant::now();
                 self.attach_records(&query, &outputs, &mut candidates)?;
                 stage_timings.push(("records".into(), t.elapsed()));
             }
-            let r = Recommendations { stage: ch.name().to_string(), complete, candidates, timings: stage_timings, notices: notices.clone() };
-            if !on_stage(r) {
-                return Ok(());
+            if with_records || reranker.is_none() {
+                let shown = match reranker {
+                    Some(_) => candidates[..query.k.min(candidates.len())].to_vec(),
+                    None => std::mem::take(&mut candidates),
+                };
+                let r = Recommendations {
+                    stage: ch.name().to_string(),
+                    complete: last_channel && reranker.is_none(),
+                    candidates: shown,
+                    timings: stage_timings.clone(),
+                    notices: notices.clone(),
+                };
+                if !on_stage(r) {
+                    return Ok(());
+                }
+            }
+            if let Some(reranker) = reranker {
+                let t = Instant::now();
+                self.rerank(reranker, &query, &mut candidates)?;
+                candidates.truncate(query.k);
+                stage_timings.push((RERANK.into(), t.elapsed()));
+                on_stage(Recommendations { stage: RERANK.to_string(), complete: true, candidates, timings: stage_timings, notices: notices.clone() });
             }
         }
         Ok(())

@@ -38,14 +38,10 @@ impl SemanticSpans {
     /// shared by every recommender), when the model is installed.
     pub fn shared() -> Result<Arc<SemanticSpans>> {
         static SHARED: Mutex<Option<Arc<SemanticSpans>>> = Mutex::new(None);
-        let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = slot.as_ref() {
-            return Ok(s.clone());
-        }
-        let backend = select(DevicePreference::Auto);
-        let s = Arc::new(SemanticSpans::new(Arc::new(BiEncoder::load(CITATION_ENCODER, &backend.device)?)));
-        *slot = Some(s.clone());
-        Ok(s)
+        crate::util::load_once(&SHARED, || {
+            let backend = select(DevicePreference::Auto);
+            Ok(SemanticSpans::new(Arc::new(BiEncoder::load(CITATION_ENCODER, &backend.device)?)))
+        })
     }
 
     /// Query length (in words) from which the semantic ranks count.
