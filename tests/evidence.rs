@@ -125,3 +125,30 @@ fn recommendations_carry_evidence_and_channels() {
     assert_eq!(bleu.candidates[0].id, "bib:papineni2002bleu");
     assert!(bleu.candidates[0].evidence.is_empty());
 }
+
+#[test]
+fn evidence_confidence_is_high_for_a_paraphrased_claim_and_low_off_topic() {
+    use burn::tensor::Device;
+    use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
+    use citewise::pipeline::evidence_channel::EvidenceChannel;
+    use citewise::pipeline::semantic_spans::SemanticSpans;
+
+    let (d, lib) = library_with_fixture();
+    import_evidence(&lib, &[contexts_file(d.path())], Some("train"), false).unwrap();
+    let lib = Arc::new(lib);
+    let encoder = Arc::new(BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh"));
+    let semantic = EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SemanticSpans::new(encoder)));
+    let lexical = EvidenceChannel::new(lib);
+    let confidence = |ch: &EvidenceChannel, text: &str| {
+        let q = Query::new(text);
+        let (local, terms) = ch.analyze(&q);
+        ch.confidence(&local, &terms, &ch.spans(&q).unwrap()).unwrap()
+    };
+    let claim = "The completions of a typed query prefix are personalised with the user's search history [CIT].";
+    let off_topic = "The history of the patient was typed into the record before the query to the cardiology registry [CIT].";
+    let (on, off) = (confidence(&semantic, claim), confidence(&semantic, off_topic));
+    assert!(on > 0.5, "a paraphrase of stored evidence: {on}");
+    assert!(off < 0.5 * on, "shared words, another claim: {off} vs {on}");
+    assert!(confidence(&lexical, off_topic) > off, "without the semantic model only the shared words count");
+    assert_eq!(confidence(&semantic, "zzz qqq"), 0.0, "nothing retrieved");
+}

@@ -218,6 +218,18 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     let f = rec.fusion();
     let combined = |c: &citewise::pipeline::Candidate| f.rerank_weight / (f.rrf_k + c.rerank.as_ref().unwrap().rank as f32) + 1.0 / (f.rrf_k + c.fused_rank as f32);
     assert!(last.candidates[..n].windows(2).all(|w| combined(&w[0]) >= combined(&w[1])));
+    assert!(last.candidates.iter().all(|c| c.semantic.is_none()), "no bi-encoder set");
+
+    // With the citation bi-encoder, its order among the reranked counts too.
+    rec.set_similarity(Some(citewise::pipeline::paper_similarity::PaperSimilarity::shared().unwrap()));
+    let both = rec.recommend(&query).unwrap();
+    let semantic_ranks: std::collections::BTreeSet<usize> = both.candidates[..n].iter().map(|c| c.semantic.as_ref().unwrap().rank).collect();
+    assert_eq!(semantic_ranks, (1..=n).collect(), "each reranked paper gets one bi-encoder rank");
+    assert!(both.candidates[n..].iter().all(|c| c.semantic.is_none()));
+    let three = |c: &citewise::pipeline::Candidate| {
+        combined(c) + f.semantic_weight / (f.rrf_k + c.semantic.as_ref().unwrap().rank as f32)
+    };
+    assert!(both.candidates[..n].windows(2).all(|w| three(&w[0]) >= three(&w[1])));
     // An empty query is still a clear error with the rerank stage on.
     assert!(rec.recommend(&Query::new("  ")).is_err());
 
@@ -272,4 +284,26 @@ fn long_queries_rerank_evidence_spans_by_meaning_and_short_ones_keep_the_lexical
     let mut short = spans();
     semantic.rerank("Markov tagger", &mut short).unwrap();
     assert_eq!(short.iter().map(|x| x.rank).collect::<Vec<_>>(), [1, 2, 3, 4]);
+}
+
+#[test]
+fn the_citation_bi_encoder_ranks_the_paper_a_context_cites_first_and_caches_its_vectors() {
+    use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
+    use citewise::pipeline::paper_similarity::{PaperSimilarity, PaperText};
+
+    let encoder = Arc::new(BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh"));
+    let sim = PaperSimilarity::new(encoder);
+    let papers = [
+        PaperText { id: "a", title: "Sourdough baking at home", abstract_text: "Recipes for bread with a natural leaven." },
+        PaperText { id: "b", title: "TnT: a statistical part-of-speech tagger", abstract_text: "A trigram tagger based on hidden Markov models, trained on the Penn Treebank." },
+        PaperText { id: "c", title: "Football results", abstract_text: "The scores of the last season." },
+    ];
+    let context = "We tag every token with a trigram HMM tagger [CIT] trained on the Wall Street Journal.";
+    let cos = sim.cosines(context, &papers).unwrap();
+    assert_eq!(cos.len(), 3);
+    assert!(cos[1] > cos[0] + 0.1 && cos[1] > cos[2] + 0.1, "{cos:?}");
+    // The second call reads the cached paper vectors and agrees.
+    let again = sim.cosines(context, &papers[1..]).unwrap();
+    assert!((again[0] - cos[1]).abs() < 1e-5 && (again[1] - cos[2]).abs() < 1e-5, "{again:?} vs {cos:?}");
+    assert!(sim.cosines(context, &[]).unwrap().is_empty());
 }

@@ -46,8 +46,9 @@ pub enum BenchWhat {
         #[arg(long, value_enum, default_value_t = crate::neural::backend::DevicePreference::Auto)]
         device: crate::neural::backend::DevicePreference,
     },
-    /// Cross-encoder scoring speed: papers of a JSONL file scored against
-    /// queries made of other papers' titles and abstracts
+    /// Rerank stage speed (the cross-encoder, then the citation
+    /// bi-encoder with an empty cache): papers of a JSONL file scored
+    /// against queries made of other papers' titles and abstracts
     Rerank {
         #[arg(value_name = "PAPERS.jsonl[.gz]")]
         papers: PathBuf,
@@ -275,6 +276,27 @@ fn bench_rerank(
         println!(
             "{}",
             serde_json::json!({"base": config.base, "layers_fine_tuned": config.trained_layers, "max_len": config.max_len,
+                "backend": name, "depth": d, "p50_ms": q(0.5), "p95_ms": q(0.95), "ms_per_candidate": q(0.5) / d as f64})
+        );
+    }
+    // The rerank stage's second signal: the citation bi-encoder's cosine,
+    // each query with an empty cache (every paper encoded).
+    use crate::pipeline::paper_similarity::{PaperSimilarity, PaperText};
+    let encoder = std::sync::Arc::new(crate::neural::bi_encoder::BiEncoder::load(crate::neural::bi_encoder::CITATION_ENCODER, &backend.device)?);
+    let texts: Vec<PaperText> = papers[queries..].iter().map(|p| PaperText { id: &p.id, title: &p.title, abstract_text: &p.abstract_text }).collect();
+    for &d in depths {
+        let mut times = Vec::new();
+        for p in &papers[..queries] {
+            let sim = PaperSimilarity::new(encoder.clone());
+            let t = Instant::now();
+            let cos = sim.cosines(&p.abstract_text, &texts[..d])?;
+            assert_eq!(cos.len(), d);
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        let q = |p| crate::eval::metrics::quantile(&times, p);
+        println!(
+            "{}",
+            serde_json::json!({"base": crate::neural::bi_encoder::CITATION_ENCODER, "bi_encoder": true, "max_len": crate::neural::bi_encoder::MAX_TOKENS,
                 "backend": name, "depth": d, "p50_ms": q(0.5), "p95_ms": q(0.95), "ms_per_candidate": q(0.5) / d as f64})
         );
     }

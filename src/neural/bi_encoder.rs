@@ -1,5 +1,6 @@
 //! A BERT bi-encoder: mean-pooled, L2-normalised sentence vectors, compared
-//! by cosine. Used to score evidence spans against long queries.
+//! by cosine. Used to score evidence spans and reranked papers against a
+//! query.
 
 use burn::tensor::Device;
 
@@ -22,6 +23,16 @@ pub struct BiEncoder {
     tokenizer: BertTokenizer,
     dim: usize,
     device: Device,
+}
+
+/// The process-wide citation bi-encoder on the automatically chosen
+/// backend (loaded once; shared by the evidence and rerank stages).
+pub fn shared_citation_encoder() -> Result<std::sync::Arc<BiEncoder>> {
+    static SHARED: std::sync::Mutex<Option<std::sync::Arc<BiEncoder>>> = std::sync::Mutex::new(None);
+    crate::util::load_once(&SHARED, || {
+        let backend = super::backend::select(super::backend::DevicePreference::Auto);
+        BiEncoder::load(CITATION_ENCODER, &backend.device)
+    })
 }
 
 impl BiEncoder {

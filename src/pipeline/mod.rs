@@ -3,6 +3,7 @@
 pub mod channel;
 pub mod dense_channel;
 pub mod evidence_channel;
+pub mod paper_similarity;
 pub mod query;
 pub mod recommender;
 pub mod semantic_spans;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::channel::{Bm25Channel, Channel, ChannelOutput, EvidenceSnippet, ALL_CHANNELS};
 use super::dense_channel::DenseChannel;
 use super::evidence_channel::{snippet, EvidenceChannel, SNIPPETS_PER_PAPER};
+use super::paper_similarity::{PaperSimilarity, PaperText};
 use super::query::Query;
 use super::semantic_spans::SemanticSpans;
 use crate::corpus::Paper;
@@ -26,6 +27,9 @@ pub const DEFAULT_RERANK_DEPTH: usize = 20;
 
 /// The name of the rerank stage (in `--stages`, timings and results).
 pub const RERANK: &str = "rerank";
+
+/// The name of the bi-encoder's ranks within the rerank stage.
+pub const SEMANTIC: &str = "semantic";
 
 /// How one channel ranked a candidate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,6 +58,9 @@ pub struct Candidate {
     /// The reranker's rank and score (0..1), when it ran on this paper.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rerank: Option<ChannelScore>,
+    /// The citation bi-encoder's rank and cosine among the reranked papers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<ChannelScore>,
 }
 
 /// The answer to a query.
@@ -82,17 +89,17 @@ fn ser_timings<S: serde::Serializer>(t: &[(String, Duration)], s: S) -> std::res
 
 /// How channel lists are fused: weighted reciprocal-rank fusion in which
 /// each list weighs as much as its channel is confident for this query.
-/// The evidence list counts in proportion to how much of the query its best
-/// span covers (none when that is at or below `min_confidence`); the BM25
-/// list gains weight when its best paper stands out from the second.
-/// Defaults tuned on the benchmark's `val` split.
+/// The evidence list counts in proportion to the evidence channel's
+/// confidence (lexical and semantic match of its best spans; none at or
+/// below `min_confidence`); the BM25 list can gain weight when its best
+/// paper stands out from the second. Defaults tuned on the benchmark's
+/// `val` split.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Fusion {
     pub rrf_k: f32,
     /// Weight of the evidence list at full confidence.
     pub evidence_weight: f32,
-    /// Evidence confidence (query idf mass covered by the best span, times
-    /// the fourth power of the share of query terms the database knows) at
+    /// Evidence confidence (0..=1, see `EvidenceChannel::confidence`) at
     /// and below which the evidence list is ignored.
     pub min_confidence: f32,
     /// BM25 weighs `1 + bm25_gap_weight × (s1 − s2) / s1`.
@@ -104,6 +111,14 @@ pub struct Fusion {
     /// reranked candidates (both by reciprocal rank with `rrf_k`).
     #[serde(default = "default_rerank_weight")]
     pub rerank_weight: f32,
+    /// Weight of the citation bi-encoder's order among the reranked
+    /// candidates (by reciprocal rank with `rrf_k`).
+    #[serde(default = "default_semantic_weight")]
+    pub semantic_weight: f32,
+}
+
+fn default_semantic_weight() -> f32 {
+    Fusion::default().semantic_weight
 }
 
 fn default_hatten_weight() -> f32 {
@@ -116,13 +131,12 @@ fn default_rerank_weight() -> f32 {
 
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 8.0, min_confidence: 0.0, bm25_gap_weight: 5.0, hatten_weight: 1.0, rerank_weight: 0.25 }
+        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 0.25, semantic_weight: 0.5 }
     }
 }
 
 impl Fusion {
-    /// Parses `key=value,...` overrides (`rrf_k`, `evidence_weight`,
-    /// `min_confidence`, `bm25_gap_weight`).
+    /// Parses `key=value,...` overrides (any field's name as the key).
     pub fn with_overrides(mut self, spec: &str) -> Result<Fusion> {
         for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| Error::InvalidQuery(format!("fusion setting `{part}` is not key=value")))?;
@@ -134,6 +148,7 @@ impl Fusion {
                 "bm25_gap_weight" => self.bm25_gap_weight = v,
                 "hatten_weight" => self.hatten_weight = v,
                 "rerank_weight" => self.rerank_weight = v,
+                "semantic_weight" => self.semantic_weight = v,
                 other => return Err(Error::InvalidQuery(format!("unknown fusion setting `{other}`"))),
             }
         }
@@ -159,6 +174,7 @@ pub struct Recommender {
     prefetch: usize,
     fusion: Fusion,
     reranker: Option<Arc<Reranker>>,
+    similarity: Option<Arc<PaperSimilarity>>,
     rerank_depth: usize,
 }
 
@@ -169,7 +185,8 @@ impl Recommender {
     pub fn new(library: Arc<Library>) -> Recommender {
         let channels = ALL_CHANNELS.iter().filter_map(|name| open_channel(&library, name).ok()).collect();
         let reranker = shared_reranker().ok();
-        Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, rerank_depth: DEFAULT_RERANK_DEPTH }
+        let similarity = reranker.as_ref().and_then(|_| PaperSimilarity::shared().ok());
+        Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, rerank_depth: DEFAULT_RERANK_DEPTH }
     }
 
     /// A recommender restricted to the named stages (`--stages`): channels,
@@ -181,12 +198,19 @@ impl Recommender {
         }
         let channels = channel_names.iter().map(|name| open_channel(&library, name)).collect::<Result<_>>()?;
         let reranker = if names.contains(&RERANK) { Some(shared_reranker()?) } else { None };
-        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, rerank_depth: DEFAULT_RERANK_DEPTH })
+        let similarity = if reranker.is_some() { Some(PaperSimilarity::shared()?) } else { None };
+        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, rerank_depth: DEFAULT_RERANK_DEPTH })
     }
 
     /// Uses `reranker` for the rerank stage (none: no rerank stage).
     pub fn set_reranker(&mut self, reranker: Option<Arc<Reranker>>) {
         self.reranker = reranker;
+    }
+
+    /// Uses `similarity` (the citation bi-encoder) as the rerank stage's
+    /// second signal (none: the cross-encoder alone).
+    pub fn set_similarity(&mut self, similarity: Option<Arc<PaperSimilarity>>) {
+        self.similarity = similarity;
     }
 
     /// How many fused candidates the reranker reorders (K_r).
@@ -317,9 +341,10 @@ impl Recommender {
         self.attach_evidence(query, outputs, candidates)
     }
 
-    /// Reorders the top `rerank_depth` candidates: the reranker's order and
-    /// the fused order, each by reciprocal rank, weighed by
-    /// `Fusion::rerank_weight`. The rest keep their fused order below.
+    /// Reorders the top `rerank_depth` candidates: the reranker's order, the
+    /// citation bi-encoder's order (when present) and the fused order, each
+    /// by reciprocal rank, weighed by `Fusion::rerank_weight`,
+    /// `Fusion::semantic_weight` and 1. The rest keep their fused order below.
     fn rerank(&self, reranker: &Reranker, query: &Query, candidates: &mut Vec<Candidate>) -> Result<()> {
         let depth = self.rerank_depth.min(candidates.len());
         if depth == 0 {
@@ -331,19 +356,36 @@ impl Recommender {
                 c.paper = index.paper_by_id(&c.id)?;
             }
         }
-        let q = reranker.query(&query.local_text(), &query.title, &query.abstract_text)?;
+        let local = query.local_text();
+        let q = reranker.query(&local, &query.title, &query.abstract_text)?;
         let texts: Vec<(&str, &str)> = candidates[..depth]
             .iter()
             .map(|c| c.paper.as_ref().map_or(("", ""), |p| (p.title.as_str(), p.abstract_text.as_str())))
             .collect();
         let scores = reranker.score(&q, &texts)?;
-        let mut order: Vec<usize> = (0..depth).collect();
-        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        let cosines = match &self.similarity {
+            Some(sim) => {
+                let papers: Vec<PaperText> = candidates[..depth]
+                    .iter()
+                    .zip(&texts)
+                    .map(|(c, (title, abstract_text))| PaperText { id: &c.id, title, abstract_text })
+                    .collect();
+                Some(sim.cosines(&local, &papers)?)
+            }
+            None => None,
+        };
         let k = self.fusion.rrf_k;
-        for (rank, &i) in order.iter().enumerate() {
-            let c = &mut candidates[i];
-            c.rerank = Some(ChannelScore { channel: RERANK, rank: rank + 1, score: scores[i] });
-            c.score = self.fusion.rerank_weight / (k + (rank + 1) as f32) + 1.0 / (k + c.fused_rank as f32);
+        for (rank, &i) in order_of(&scores).iter().enumerate() {
+            candidates[i].rerank = Some(ChannelScore { channel: RERANK, rank: rank + 1, score: scores[i] });
+        }
+        if let Some(cos) = &cosines {
+            for (rank, &i) in order_of(cos).iter().enumerate() {
+                candidates[i].semantic = Some(ChannelScore { channel: SEMANTIC, rank: rank + 1, score: cos[i] });
+            }
+        }
+        for c in candidates[..depth].iter_mut() {
+            let by = |s: &Option<ChannelScore>, w: f32| s.as_ref().map_or(0.0, |s| w / (k + s.rank as f32));
+            c.score = 1.0 / (k + c.fused_rank as f32) + by(&c.rerank, self.fusion.rerank_weight) + by(&c.semantic, self.fusion.semantic_weight);
         }
         for c in candidates[depth..].iter_mut() {
             c.score = 1.0 / (k + c.fused_rank as f32);
@@ -372,6 +414,13 @@ impl Recommender {
     }
 }
 
+/// Indices of `scores`, highest first.
+fn order_of(scores: &[f32]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    order
+}
+
 /// Opens the named channel over `library`; the dense channel fails when
 /// its weights, word vectors or the library's paper vectors are missing.
 fn open_channel(library: &Arc<Library>, name: &str) -> Result<Box<dyn Channel>> {
@@ -396,7 +445,7 @@ pub fn fuse(outputs: &[(&'static str, ChannelOutput)], fusion: &Fusion) -> Vec<C
         let weight = fusion.weight(name, output.confidence);
         for (i, (id, score)) in output.ranked.iter().enumerate() {
             let idx = *by_id.entry(id.as_str()).or_insert_with(|| {
-                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new(), fused_rank: 0, rerank: None });
+                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new(), fused_rank: 0, rerank: None, semantic: None });
                 out.len() - 1
             });
             let c = &mut out[idx];
@@ -443,7 +492,7 @@ mod tests {
 
     #[test]
     fn weak_evidence_is_ignored_and_strong_evidence_leads() {
-        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 2.0 };
+        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 2.0, semantic_weight: 0.0 };
         let bm25 = list(&["a", "b", "c"]);
         let weak = fuse(&[("bm25", bm25.clone()), ("evidence", with_confidence(list(&["z", "c"]), 0.2))], &f);
         assert_eq!(weak.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "z"]);

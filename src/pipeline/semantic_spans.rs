@@ -2,7 +2,9 @@
 //! `min_words` words, the prefetched spans are re-ranked by their lexical
 //! rank and their cosine rank under the citation bi-encoder together
 //! (reciprocal ranks, summed). Short queries keep the lexical order: there
-//! the exact words carry the signal. Span vectors are cached by text.
+//! the exact words carry the signal. The same cosines, for the top spans of
+//! any query, tell the evidence channel how closely the database speaks of
+//! the query's claim (its confidence). Span vectors are cached by text.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,8 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use super::evidence_channel::{RankedSpan, SpanReranker};
 use crate::error::Result;
-use crate::neural::backend::{select, DevicePreference};
-use crate::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
+use crate::neural::bi_encoder::{shared_citation_encoder, BiEncoder};
 
 /// Queries of at least this many words get the semantic re-ranking (tuned
 /// on `val`, see CHANGELOG).
@@ -27,21 +28,20 @@ pub struct SemanticSpans {
     encoder: Arc<BiEncoder>,
     min_words: AtomicUsize,
     cache: Mutex<HashMap<String, Arc<[f32]>>>,
+    /// The last query's vector (re-ranking and confidence ask for it twice).
+    last_query: Mutex<Option<(String, Arc<[f32]>)>>,
 }
 
 impl SemanticSpans {
     pub fn new(encoder: Arc<BiEncoder>) -> SemanticSpans {
-        SemanticSpans { encoder, min_words: AtomicUsize::new(DEFAULT_MIN_WORDS), cache: Mutex::new(HashMap::new()) }
+        SemanticSpans { encoder, min_words: AtomicUsize::new(DEFAULT_MIN_WORDS), cache: Mutex::new(HashMap::new()), last_query: Mutex::new(None) }
     }
 
     /// The process-wide instance on the citation bi-encoder (its cache is
     /// shared by every recommender), when the model is installed.
     pub fn shared() -> Result<Arc<SemanticSpans>> {
         static SHARED: Mutex<Option<Arc<SemanticSpans>>> = Mutex::new(None);
-        crate::util::load_once(&SHARED, || {
-            let backend = select(DevicePreference::Auto);
-            Ok(SemanticSpans::new(Arc::new(BiEncoder::load(CITATION_ENCODER, &backend.device)?)))
-        })
+        crate::util::load_once(&SHARED, || Ok(SemanticSpans::new(shared_citation_encoder()?)))
     }
 
     /// Query length (in words) from which the semantic ranks count.
@@ -64,6 +64,18 @@ impl SemanticSpans {
             on_batch((i * 1024 + chunk.len()).min(texts.len()), texts.len());
         }
         Ok(())
+    }
+
+    /// The query's vector (the last one is remembered).
+    fn query_vector(&self, query: &str) -> Result<Arc<[f32]>> {
+        if let Some((q, v)) = self.last_query.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            if q == query {
+                return Ok(v.clone());
+            }
+        }
+        let v: Arc<[f32]> = Arc::from(self.encoder.encode(&[query])?);
+        *self.last_query.lock().unwrap_or_else(|e| e.into_inner()) = Some((query.to_string(), v.clone()));
+        Ok(v)
     }
 
     /// Vectors of `texts`, from the cache where possible.
@@ -102,10 +114,7 @@ impl SpanReranker for SemanticSpans {
         if spans.len() < 2 || query.split_whitespace().count() < self.min_words() {
             return Ok(());
         }
-        let q = self.encoder.encode(&[query])?;
-        let texts: Vec<&str> = spans.iter().map(|s| s.record.text.as_str()).collect();
-        let vectors = self.vectors(&texts)?;
-        let cos: Vec<f32> = vectors.iter().map(|v| v.iter().zip(&q).map(|(a, b)| a * b).sum()).collect();
+        let cos = self.similarity(query, spans)?;
         let mut by_cos: Vec<usize> = (0..spans.len()).collect();
         by_cos.sort_by(|&a, &b| cos[b].total_cmp(&cos[a]));
         let mut semantic_rank = vec![0usize; spans.len()];
@@ -119,5 +128,15 @@ impl SpanReranker for SemanticSpans {
         let mut taken: Vec<Option<RankedSpan>> = std::mem::take(spans).into_iter().map(Some).collect();
         *spans = order.into_iter().map(|i| taken[i].take().expect("each span once")).collect();
         Ok(())
+    }
+
+    fn similarity(&self, query: &str, spans: &[RankedSpan]) -> Result<Vec<f32>> {
+        if spans.is_empty() {
+            return Ok(Vec::new());
+        }
+        let q = self.query_vector(query)?;
+        let texts: Vec<&str> = spans.iter().map(|s| s.record.text.as_str()).collect();
+        let vectors = self.vectors(&texts)?;
+        Ok(vectors.iter().map(|v| v.iter().zip(q.iter()).map(|(a, b)| a * b).sum()).collect())
     }
 }

@@ -48,9 +48,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 }
                 None => (c.id.clone(), String::new()),
             };
-            // Which stage ranked the paper where: B(M25), E(vidence), H(Atten), R(erank).
+            // Which stage ranked the paper where: B(M25), E(vidence), H(Atten),
+            // R(erank: the cross-encoder), S(emantic: the citation bi-encoder).
             let channels: String =
-                c.channels.iter().chain(c.rerank.as_ref()).map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
+                c.channels.iter().chain(c.rerank.as_ref()).chain(c.semantic.as_ref()).map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
+            let label = format!("  {:.2} {}", c.score, channels.trim_end());
             let title_style = if marked { Style::new().fg(app.settings.theme.marked).add_modifier(Modifier::BOLD) } else { Style::new().add_modifier(Modifier::BOLD) };
             ListItem::new(vec![
                 Line::from(vec![
@@ -59,8 +61,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 ]),
                 Line::from(vec![
                     Span::raw("     "),
-                    Span::styled(truncate(&byline, width.saturating_sub(18)), Style::new().fg(app.settings.theme.muted)),
-                    Span::styled(format!("  {:.2} {}", c.score, channels.trim_end()), Style::new().fg(app.settings.theme.muted)),
+                    // The byline yields to the score and ranks (the row holds
+                    // width + 2 characters; 5 are the indent).
+                    Span::styled(truncate(&byline, (width + 2).saturating_sub(5 + label.chars().count())), Style::new().fg(app.settings.theme.muted)),
+                    Span::styled(label, Style::new().fg(app.settings.theme.muted)),
                 ]),
             ])
         })

@@ -1,0 +1,73 @@
+//! How close candidate papers come to the query under the citation
+//! bi-encoder (a model tuned on citation context → cited paper pairs): the
+//! rerank stage's second signal beside the cross-encoder. Paper vectors are
+//! cached by id, so papers that come back for the next query cost nothing.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::error::Result;
+use crate::neural::bi_encoder::{shared_citation_encoder, BiEncoder};
+
+/// Paper vectors kept in memory at most (about 1.5 KB each).
+const CACHE_LIMIT: usize = 20_000;
+
+/// A candidate paper to compare with the query.
+pub struct PaperText<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub abstract_text: &'a str,
+}
+
+pub struct PaperSimilarity {
+    encoder: Arc<BiEncoder>,
+    cache: Mutex<HashMap<String, Arc<[f32]>>>,
+}
+
+impl PaperSimilarity {
+    pub fn new(encoder: Arc<BiEncoder>) -> PaperSimilarity {
+        PaperSimilarity { encoder, cache: Mutex::new(HashMap::new()) }
+    }
+
+    /// The process-wide instance (its cache shared by every recommender),
+    /// when the citation bi-encoder is installed.
+    pub fn shared() -> Result<Arc<PaperSimilarity>> {
+        static SHARED: Mutex<Option<Arc<PaperSimilarity>>> = Mutex::new(None);
+        crate::util::load_once(&SHARED, || Ok(PaperSimilarity::new(shared_citation_encoder()?)))
+    }
+
+    /// Cosine of the query text to each paper (title and abstract), in order.
+    pub fn cosines(&self, query: &str, papers: &[PaperText]) -> Result<Vec<f32>> {
+        if papers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut vectors: Vec<Option<Arc<[f32]>>> = {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            papers.iter().map(|p| cache.get(p.id).cloned()).collect()
+        };
+        let missing: Vec<usize> = (0..papers.len()).filter(|&i| vectors[i].is_none()).collect();
+        let mut texts: Vec<String> = vec![query.to_string()];
+        texts.extend(missing.iter().map(|&i| paper_text(&papers[i])));
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let encoded = self.encoder.encode(&refs)?;
+        let d = self.encoder.dim();
+        let q = &encoded[..d];
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.len() + missing.len() > CACHE_LIMIT {
+                cache.clear();
+            }
+            for (row, &i) in missing.iter().enumerate() {
+                let v: Arc<[f32]> = Arc::from(&encoded[(row + 1) * d..(row + 2) * d]);
+                cache.insert(papers[i].id.to_string(), v.clone());
+                vectors[i] = Some(v);
+            }
+        }
+        Ok(vectors.iter().map(|v| v.as_ref().expect("every vector filled").iter().zip(q).map(|(a, b)| a * b).sum()).collect())
+    }
+}
+
+/// The text a paper is encoded from.
+fn paper_text(p: &PaperText) -> String {
+    format!("{}. {}", p.title, p.abstract_text)
+}
