@@ -242,7 +242,10 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     assert!(rec.recommend(&Query::new(latex)).is_ok());
     for other_script in ["Статистическая разметка частей речи с помощью триграмм", "基于三元语法的统计词性标注器"] {
         match rec.recommend(&Query::new(other_script)) {
-            Ok(r) => assert!(r.complete),
+            Ok(r) => {
+                assert!(r.complete);
+                assert!(!r.candidates.is_empty() || r.notices.iter().any(|n| n == citewise::pipeline::recommender::NO_MATCH), "{r:?}");
+            }
             Err(e) => assert!(!e.to_string().is_empty()),
         }
     }

@@ -78,6 +78,20 @@ pub struct Recommendations {
     pub notices: Vec<String>,
 }
 
+/// The notice of a complete answer with no paper in it.
+pub const NO_MATCH: &str = "no paper in the library matched the query's words (is it in the library's language?)";
+
+impl Recommendations {
+    /// Says so in the notices when every stage ran and nothing was found
+    /// (e.g. a query in a script the library's papers are not written in).
+    fn noting_no_results(mut self) -> Recommendations {
+        if self.complete && self.candidates.is_empty() {
+            self.notices.push(NO_MATCH.to_string());
+        }
+        self
+    }
+}
+
 fn ser_timings<S: serde::Serializer>(t: &[(String, Duration)], s: S) -> std::result::Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut m = s.serialize_map(Some(t.len()))?;
@@ -315,7 +329,7 @@ impl Recommender {
                     timings: stage_timings.clone(),
                     notices: notices.clone(),
                 };
-                if !on_stage(r) {
+                if !on_stage(r.noting_no_results()) {
                     return Ok(());
                 }
             }
@@ -324,7 +338,7 @@ impl Recommender {
                 self.rerank(reranker, &query, &mut candidates)?;
                 candidates.truncate(query.k);
                 stage_timings.push((RERANK.into(), t.elapsed()));
-                on_stage(Recommendations { stage: RERANK.to_string(), complete: true, candidates, timings: stage_timings, notices: notices.clone() });
+                on_stage(Recommendations { stage: RERANK.to_string(), complete: true, candidates, timings: stage_timings, notices: notices.clone() }.noting_no_results());
             }
         }
         Ok(())
