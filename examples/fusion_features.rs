@@ -10,8 +10,6 @@ use std::sync::Arc;
 
 use citewise::eval::harness::{load_split, query_of};
 use citewise::library::Library;
-use citewise::neural::backend::{select, DevicePreference};
-use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
 use citewise::pipeline::channel::{Bm25Channel, Channel};
 use citewise::pipeline::evidence_channel::{EvidenceChannel, SpanReranker};
 use citewise::pipeline::semantic_spans::SemanticSpans;
@@ -26,7 +24,6 @@ fn main() -> anyhow::Result<()> {
     let semantic = SemanticSpans::shared()?;
     eprintln!("warming span vectors");
     semantic.warm(&lib, &|_, _| {})?;
-    let encoder = Arc::new(BiEncoder::load(CITATION_ENCODER, &select(DevicePreference::Auto).device)?);
     let bm25 = Bm25Channel::new(lib.clone());
     let evidence = EvidenceChannel::new(lib.clone()).with_reranker(Box::new(semantic.clone()));
     let ev = lib.evidence();
@@ -39,14 +36,9 @@ fn main() -> anyhow::Result<()> {
         let spans = evidence.spans(&q)?;
         let hits = ev.search(&terms, 5)?;
         let idf_sum: f32 = terms.iter().map(|t| ev.idf(t)).sum();
-        let top_texts: Vec<&str> = spans.iter().take(3).map(|s| s.record.text.as_str()).collect();
-        let mut texts = vec![local.as_str()];
-        texts.extend(&top_texts);
-        let v = encoder.encode(&texts)?;
-        let d = encoder.dim();
-        let cos: Vec<f32> = (1..texts.len()).map(|i| (0..d).map(|j| v[j] * v[i * d + j]).sum()).collect();
         let top_spans = &spans[..spans.len().min(100)];
         let span_cos = semantic.similarity(&local, top_spans)?;
+        let cos = &span_cos[..span_cos.len().min(3)];
         let span_rows: Vec<_> = top_spans
             .iter()
             .zip(&span_cos)

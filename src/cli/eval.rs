@@ -12,7 +12,6 @@ use crate::eval::{report, EvalReport};
 use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
 use crate::library::Library;
-use crate::corpus::benchmark::CitationContext;
 use crate::pipeline::recommender::RERANK;
 use crate::pipeline::{Fusion, Recommender};
 
@@ -96,7 +95,7 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         contexts.truncate(n);
     }
     if let Some(n) = a.sample {
-        contexts = sample(contexts, n);
+        contexts = crate::eval::harness::sample(contexts, n);
     }
     let depths = if a.rerank_depth.is_empty() { vec![crate::pipeline::recommender::DEFAULT_RERANK_DEPTH] } else { a.rerank_depth.clone() };
     let run_one = |names: &[&str], depth: usize| -> Result<EvalReport> {
@@ -173,23 +172,6 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> 
     }
     super::import::embed_papers(&lib, false)?;
     Ok(lib)
-}
-
-/// A random sample of `n` contexts, in their original order; the same `n`
-/// draws the same sample.
-fn sample(contexts: Vec<CitationContext>, n: usize) -> Vec<CitationContext> {
-    use rand::seq::SliceRandom;
-    use rand::SeedableRng;
-    if n >= contexts.len() {
-        return contexts;
-    }
-    let mut idx: Vec<usize> = (0..contexts.len()).collect();
-    idx.shuffle(&mut rand::rngs::StdRng::seed_from_u64(0x5eed));
-    let mut keep = vec![false; contexts.len()];
-    for &i in &idx[..n] {
-        keep[i] = true;
-    }
-    contexts.into_iter().zip(keep).filter_map(|(c, k)| k.then_some(c)).collect()
 }
 
 /// Where the benchmark's pool lives when no `--pool` is given: a directory

@@ -54,6 +54,23 @@ pub fn query_at(c: &CitationContext, global: bool, depth: usize) -> Query {
     }
 }
 
+/// A random sample of `n` contexts, in their original order; the same `n`
+/// draws the same sample.
+pub fn sample(contexts: Vec<CitationContext>, n: usize) -> Vec<CitationContext> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    if n >= contexts.len() {
+        return contexts;
+    }
+    let mut idx: Vec<usize> = (0..contexts.len()).collect();
+    idx.shuffle(&mut rand::rngs::StdRng::seed_from_u64(0x5eed));
+    let mut keep = vec![false; contexts.len()];
+    for &i in &idx[..n] {
+        keep[i] = true;
+    }
+    contexts.into_iter().zip(keep).filter_map(|(c, k)| k.then_some(c)).collect()
+}
+
 /// Metrics of one source (or `all`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceResult {
