@@ -152,3 +152,38 @@ fn evidence_confidence_is_high_for_a_paraphrased_claim_and_low_off_topic() {
     assert!(confidence(&lexical, off_topic) > off, "without the semantic model only the shared words count");
     assert_eq!(confidence(&semantic, "zzz qqq"), 0.0, "nothing retrieved");
 }
+
+#[test]
+fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
+    use burn::tensor::Device;
+    use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
+    use citewise::pipeline::cited_for::CitedFor;
+    use citewise::pipeline::semantic_spans::SemanticSpans;
+
+    let (d, lib) = library_with_fixture();
+    import_evidence(&lib, &[contexts_file(d.path())], Some("train"), false).unwrap();
+    let lib = Arc::new(lib);
+    let encoder = Arc::new(BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh"));
+    let cited_for = CitedFor::new(Arc::new(SemanticSpans::new(encoder)));
+    let ids = [SHOKOUHI, "bib:brants2000tnt", "bib:papineni2002bleu"];
+    // Words shared with neither paper's title: only what citing authors wrote links them.
+    let tagging = cited_for.best_cosines(&lib, "we annotated the treebank with a trigram part-of-speech tagger", &ids).unwrap();
+    let completion = cited_for.best_cosines(&lib, "suggestions for what the user is typing into the search box, tailored to them", &ids).unwrap();
+    assert_eq!(tagging[2], None, "no span cites BLEU");
+    let (t, c) = (tagging[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>(), completion[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>());
+    assert!(t[1] > t[0] && c[0] > c[1], "each query is closest to the paper cited for its claim: {t:?} {c:?}");
+    assert_eq!(cited_for.best_cosines(&lib, "anything", &[]).unwrap(), Vec::<Option<f32>>::new());
+
+    // In the rerank stage: ranked among the reranked papers that evidence cites, and only those.
+    let rec = Recommender::new(lib.clone());
+    assert!(rec.reranker().is_some(), "the shipped reranker loads");
+    let r = rec.recommend(&Query::new("We annotated the treebank with a trigram part-of-speech tagger [CIT].").with_k(5)).unwrap();
+    let mut ranks: Vec<usize> = r.candidates.iter().filter_map(|c| c.cited_for.as_ref().map(|s| s.rank)).collect();
+    ranks.sort();
+    assert_eq!(ranks, (1..=ranks.len()).collect::<Vec<_>>());
+    assert!(!ranks.is_empty());
+    for c in &r.candidates {
+        let cited = ids[..2].contains(&c.id.as_str());
+        assert_eq!(c.cited_for.is_some(), cited && c.rerank.is_some(), "{}: {:?}", c.id, c.cited_for);
+    }
+}

@@ -84,6 +84,16 @@ fn scores_do_not_depend_on_the_batch_and_weights_round_trip() {
     for (a, b) in s.iter().zip(&together) {
         assert!((a - 1.0 / (1.0 + (-b).exp())).abs() < 1e-5, "the saved top scores as before: {a} vs {b}");
     }
+    // Pairs scored before come back with their scores, new ones in a mixed
+    // list are scored, and a remembered candidate is scored anew for another query.
+    let again = loaded.score(&qt, &[texts[2], ("Hidden Markov models for tagging", ""), texts[0]]).unwrap();
+    assert_eq!((again[0], again[2]), (s[2], s[0]));
+    let fresh = loaded.score(&qt, &[("Hidden Markov models for tagging", "")]).unwrap();
+    assert!((again[1] - fresh[0]).abs() < 1e-5, "{} vs {}", again[1], fresh[0]);
+    let other = loaded.query("phrase-based statistical machine translation", "", "").unwrap();
+    let for_other = loaded.score(&other, &texts).unwrap();
+    let direct = logits(&bottom, &top, &[p.pair(&other, &p.candidate(texts[0].0, texts[0].1).unwrap())], &device);
+    assert!((for_other[0] - 1.0 / (1.0 + (-direct[0]).exp())).abs() < 1e-5 && for_other[0] != s[0], "{} vs {}", for_other[0], s[0]);
 
     // Two trained layers in a file for one: the error names the file and a tensor.
     let two = RerankerConfig::new(BASE.into()).with_trained_layers(2);

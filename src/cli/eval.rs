@@ -41,7 +41,7 @@ pub struct EvalArgs {
     /// Queries of at least N words re-rank evidence spans with the citation bi-encoder too
     #[arg(long, value_name = "N")]
     pub semantic_min_words: Option<usize>,
-    /// Fused candidates the reranker reorders (K_r); several values, comma-separated, give one table each
+    /// Fused candidates the reranker reorders (K_r); several values, comma-separated, give one table each (the first with cold latencies; the others reuse the pair scores computed before, deepest first)
     #[arg(long, value_delimiter = ',', value_name = "K")]
     pub rerank_depth: Vec<usize>,
     /// Write the results as JSON to FILE (or to stdout with no FILE)
@@ -112,9 +112,16 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     let mut report = run_one(&stages, depths[0])?;
     let mut extra = Vec::new();
     if reranks {
-        for &d in &depths[1..] {
-            extra.push(run_one(&stages, d)?);
+        // Deepest first: the shallower runs then find their pair scores
+        // computed (so only the first run's latencies are cold).
+        let mut rest: Vec<(usize, usize)> = depths[1..].iter().copied().enumerate().collect();
+        rest.sort_by_key(|&(_, d)| std::cmp::Reverse(d));
+        let mut runs = Vec::new();
+        for (i, d) in rest {
+            runs.push((i, run_one(&stages, d)?));
         }
+        runs.sort_by_key(|(i, _)| *i);
+        extra = runs.into_iter().map(|(_, r)| r).collect();
     }
     if stages.len() > 1 && !a.fused_only {
         for name in &channels {

@@ -1,6 +1,8 @@
 //! A ready-to-use reranker: the base model, its fine-tuned top, the pair
 //! tokenizer and the device.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -31,7 +33,13 @@ pub struct Reranker {
     pub source: String,
     /// The backend and adapter it runs on, when chosen by [`shared_reranker`].
     pub backend: String,
+    /// Scores of pairs seen before, by a hash of their token ids: the same
+    /// paragraph asked again, or reranked deeper, costs only its new pairs.
+    seen: Mutex<HashMap<u64, f32>>,
 }
+
+/// Pair scores kept in memory at most.
+const SEEN_LIMIT: usize = 100_000;
 
 impl Reranker {
     /// The base model from the models directory with fine-tuned top weights.
@@ -40,7 +48,7 @@ impl Reranker {
         let (bottom, top) = split_base(&config, &base, device)?;
         let top = top.load_bytes(weights, &source)?;
         let pairs = PairEncoder::new(&base.join("tokenizer.json"), config.max_len, config.max_candidate_tokens)?;
-        Ok(Reranker { bottom, top, pairs, device: device.clone(), config, source, backend: String::new() })
+        Ok(Reranker { bottom, top, pairs, device: device.clone(), config, source, backend: String::new(), seen: Mutex::new(HashMap::new()) })
     }
 
     /// A reranker written by `citewise train reranker` in `dir`.
@@ -82,8 +90,34 @@ impl Reranker {
         for (title, abstract_text) in candidates {
             pairs.push(self.pairs.pair(query, &self.pairs.candidate(title, abstract_text)?));
         }
-        Ok(logits(&self.bottom, &self.top, &pairs, &self.device).into_iter().map(probability).collect())
+        let keys: Vec<u64> = pairs.iter().map(|p| pair_key(&p.ids, &p.type_ids)).collect();
+        let mut out: Vec<Option<f32>> = {
+            let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            keys.iter().map(|k| seen.get(k).copied()).collect()
+        };
+        let missing: Vec<usize> = (0..pairs.len()).filter(|&i| out[i].is_none()).collect();
+        if !missing.is_empty() {
+            let todo: Vec<_> = missing.iter().map(|&i| pairs[i].clone()).collect();
+            let fresh: Vec<f32> = logits(&self.bottom, &self.top, &todo, &self.device).into_iter().map(probability).collect();
+            let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            if seen.len() + missing.len() > SEEN_LIMIT {
+                seen.clear();
+            }
+            for (&i, score) in missing.iter().zip(fresh) {
+                seen.insert(keys[i], score);
+                out[i] = Some(score);
+            }
+        }
+        Ok(out.into_iter().map(|s| s.expect("every score filled")).collect())
     }
+}
+
+/// A hash of a pair's input.
+fn pair_key(ids: &[u32], type_ids: &[u32]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ids.hash(&mut h);
+    type_ids.hash(&mut h);
+    h.finish()
 }
 
 /// The reranker every recommender of this process shares, on the device

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::channel::{Bm25Channel, Channel, ChannelOutput, EvidenceSnippet, ALL_CHANNELS};
+use super::cited_for::CitedFor;
 use super::dense_channel::DenseChannel;
 use super::evidence_channel::{snippet, EvidenceChannel, SNIPPETS_PER_PAPER};
 use super::paper_similarity::{PaperSimilarity, PaperText};
@@ -30,6 +31,10 @@ pub const RERANK: &str = "rerank";
 
 /// The name of the bi-encoder's ranks within the rerank stage.
 pub const SEMANTIC: &str = "semantic";
+
+/// The name of the ranks by what other papers cited each candidate for
+/// (within the rerank stage).
+pub const CITED_FOR: &str = "cited-for";
 
 /// How one channel ranked a candidate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,6 +66,10 @@ pub struct Candidate {
     /// The citation bi-encoder's rank and cosine among the reranked papers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub semantic: Option<ChannelScore>,
+    /// Rank and best cosine of the query to the evidence spans citing this
+    /// paper, among the reranked papers that have any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cited_for: Option<ChannelScore>,
 }
 
 /// The answer to a query.
@@ -129,10 +138,17 @@ pub struct Fusion {
     /// candidates (by reciprocal rank with `rrf_k`).
     #[serde(default = "default_semantic_weight")]
     pub semantic_weight: f32,
+    /// Weight of the cited-for order (see `CitedFor`) in the rerank stage.
+    #[serde(default = "default_cited_for_weight")]
+    pub cited_for_weight: f32,
 }
 
 fn default_semantic_weight() -> f32 {
     Fusion::default().semantic_weight
+}
+
+fn default_cited_for_weight() -> f32 {
+    Fusion::default().cited_for_weight
 }
 
 fn default_hatten_weight() -> f32 {
@@ -145,7 +161,7 @@ fn default_rerank_weight() -> f32 {
 
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 0.25, semantic_weight: 0.5 }
+        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 0.25, semantic_weight: 0.5, cited_for_weight: 0.35 }
     }
 }
 
@@ -163,6 +179,7 @@ impl Fusion {
                 "hatten_weight" => self.hatten_weight = v,
                 "rerank_weight" => self.rerank_weight = v,
                 "semantic_weight" => self.semantic_weight = v,
+                "cited_for_weight" => self.cited_for_weight = v,
                 other => return Err(Error::InvalidQuery(format!("unknown fusion setting `{other}`"))),
             }
         }
@@ -189,6 +206,7 @@ pub struct Recommender {
     fusion: Fusion,
     reranker: Option<Arc<Reranker>>,
     similarity: Option<Arc<PaperSimilarity>>,
+    cited_for: Option<Arc<CitedFor>>,
     rerank_depth: usize,
 }
 
@@ -200,7 +218,8 @@ impl Recommender {
         let channels = ALL_CHANNELS.iter().filter_map(|name| open_channel(&library, name).ok()).collect();
         let reranker = shared_reranker().ok();
         let similarity = reranker.as_ref().and_then(|_| PaperSimilarity::shared().ok());
-        Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, rerank_depth: DEFAULT_RERANK_DEPTH }
+        let cited_for = reranker.as_ref().and_then(|_| CitedFor::shared().ok());
+        Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, cited_for, rerank_depth: DEFAULT_RERANK_DEPTH }
     }
 
     /// A recommender restricted to the named stages (`--stages`): channels,
@@ -213,7 +232,8 @@ impl Recommender {
         let channels = channel_names.iter().map(|name| open_channel(&library, name)).collect::<Result<_>>()?;
         let reranker = if names.contains(&RERANK) { Some(shared_reranker()?) } else { None };
         let similarity = if reranker.is_some() { Some(PaperSimilarity::shared()?) } else { None };
-        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, rerank_depth: DEFAULT_RERANK_DEPTH })
+        let cited_for = if reranker.is_some() { Some(CitedFor::shared()?) } else { None };
+        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, cited_for, rerank_depth: DEFAULT_RERANK_DEPTH })
     }
 
     /// Uses `reranker` for the rerank stage (none: no rerank stage).
@@ -225,6 +245,12 @@ impl Recommender {
     /// second signal (none: the cross-encoder alone).
     pub fn set_similarity(&mut self, similarity: Option<Arc<PaperSimilarity>>) {
         self.similarity = similarity;
+    }
+
+    /// Uses `cited_for` (the query against the evidence citing each
+    /// candidate) as the rerank stage's third signal (none: left out).
+    pub fn set_cited_for(&mut self, cited_for: Option<Arc<CitedFor>>) {
+        self.cited_for = cited_for;
     }
 
     /// How many fused candidates the reranker reorders (K_r).
@@ -356,9 +382,11 @@ impl Recommender {
     }
 
     /// Reorders the top `rerank_depth` candidates: the reranker's order, the
-    /// citation bi-encoder's order (when present) and the fused order, each
-    /// by reciprocal rank, weighed by `Fusion::rerank_weight`,
-    /// `Fusion::semantic_weight` and 1. The rest keep their fused order below.
+    /// citation bi-encoder's order (when present), the cited-for order (of
+    /// the papers that evidence cites) and the fused order, each by
+    /// reciprocal rank, weighed by `Fusion::rerank_weight`,
+    /// `Fusion::semantic_weight`, `Fusion::cited_for_weight` and 1. The rest
+    /// keep their fused order below.
     fn rerank(&self, reranker: &Reranker, query: &Query, candidates: &mut Vec<Candidate>) -> Result<()> {
         let depth = self.rerank_depth.min(candidates.len());
         if depth == 0 {
@@ -388,7 +416,20 @@ impl Recommender {
             }
             None => None,
         };
+        let cited = match &self.cited_for {
+            Some(cf) => {
+                let ids: Vec<&str> = candidates[..depth].iter().map(|c| c.id.as_str()).collect();
+                cf.best_cosines(&self.library, &local, &ids)?
+            }
+            None => vec![None; depth],
+        };
         let k = self.fusion.rrf_k;
+        let with_evidence: Vec<usize> = (0..depth).filter(|&i| cited[i].is_some()).collect();
+        let cited_cos: Vec<f32> = with_evidence.iter().map(|&i| cited[i].unwrap_or_default()).collect();
+        for (rank, &j) in order_of(&cited_cos).iter().enumerate() {
+            let i = with_evidence[j];
+            candidates[i].cited_for = Some(ChannelScore { channel: CITED_FOR, rank: rank + 1, score: cited_cos[j] });
+        }
         for (rank, &i) in order_of(&scores).iter().enumerate() {
             candidates[i].rerank = Some(ChannelScore { channel: RERANK, rank: rank + 1, score: scores[i] });
         }
@@ -399,7 +440,10 @@ impl Recommender {
         }
         for c in candidates[..depth].iter_mut() {
             let by = |s: &Option<ChannelScore>, w: f32| s.as_ref().map_or(0.0, |s| w / (k + s.rank as f32));
-            c.score = 1.0 / (k + c.fused_rank as f32) + by(&c.rerank, self.fusion.rerank_weight) + by(&c.semantic, self.fusion.semantic_weight);
+            c.score = 1.0 / (k + c.fused_rank as f32)
+                + by(&c.rerank, self.fusion.rerank_weight)
+                + by(&c.semantic, self.fusion.semantic_weight)
+                + by(&c.cited_for, self.fusion.cited_for_weight);
         }
         for c in candidates[depth..].iter_mut() {
             c.score = 1.0 / (k + c.fused_rank as f32);
@@ -459,7 +503,7 @@ pub fn fuse(outputs: &[(&'static str, ChannelOutput)], fusion: &Fusion) -> Vec<C
         let weight = fusion.weight(name, output.confidence);
         for (i, (id, score)) in output.ranked.iter().enumerate() {
             let idx = *by_id.entry(id.as_str()).or_insert_with(|| {
-                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new(), fused_rank: 0, rerank: None, semantic: None });
+                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new(), fused_rank: 0, rerank: None, semantic: None, cited_for: None });
                 out.len() - 1
             });
             let c = &mut out[idx];
@@ -506,7 +550,7 @@ mod tests {
 
     #[test]
     fn weak_evidence_is_ignored_and_strong_evidence_leads() {
-        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 2.0, semantic_weight: 0.0 };
+        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 2.0, semantic_weight: 0.0, cited_for_weight: 0.0 };
         let bm25 = list(&["a", "b", "c"]);
         let weak = fuse(&[("bm25", bm25.clone()), ("evidence", with_confidence(list(&["z", "c"]), 0.2))], &f);
         assert_eq!(weak.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "z"]);

@@ -51,7 +51,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
             // Which stage ranked the paper where: B(M25), E(vidence), H(Atten),
             // R(erank: the cross-encoder), S(emantic: the citation bi-encoder).
             let channels: String =
-                c.channels.iter().chain(c.rerank.as_ref()).chain(c.semantic.as_ref()).map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
+                c.channels.iter().chain(c.rerank.as_ref()).chain(c.semantic.as_ref()).chain(c.cited_for.as_ref()).map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
             let label = format!("  {:.2} {}", c.score, channels.trim_end());
             let title_style = if marked { Style::new().fg(app.settings.theme.marked).add_modifier(Modifier::BOLD) } else { Style::new().add_modifier(Modifier::BOLD) };
             ListItem::new(vec![
