@@ -187,3 +187,44 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
         assert_eq!(c.cited_for.is_some(), cited && c.rerank.is_some(), "{}: {:?}", c.id, c.cited_for);
     }
 }
+
+#[test]
+fn span_vectors_are_saved_in_the_library_and_read_back_by_a_new_process() {
+    use burn::tensor::Device;
+    use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
+    use citewise::pipeline::evidence_channel::{RankedSpan, SpanReranker};
+    use citewise::pipeline::semantic_spans::SemanticSpans;
+
+    let (d, lib) = library_with_fixture();
+    import_evidence(&lib, &[contexts_file(d.path())], Some("train"), false).unwrap();
+    let encoder = Arc::new(BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh"));
+    let records = lib.evidence().all_records().unwrap();
+    let distinct: std::collections::HashSet<&str> = records.iter().map(|r| r.text.as_str()).collect();
+    let spans: Vec<RankedSpan> = records.iter().cloned().enumerate().map(|(i, record)| RankedSpan { rank: i + 1, record }).collect();
+    let query = "personalised completion of a typed query prefix";
+
+    let first = SemanticSpans::new(encoder.clone());
+    let progress = std::sync::Mutex::new(Vec::new());
+    first.warm(&lib, &|done, total| progress.lock().unwrap().push((done, total))).unwrap();
+    assert_eq!(first.encoded(), distinct.len());
+    assert_eq!(progress.lock().unwrap().last(), Some(&(distinct.len(), distinct.len())));
+    let expected = first.similarity(query, &spans).unwrap();
+    assert_eq!(first.encoded(), distinct.len(), "every span was cached");
+
+    // Another process: nothing to encode, the same cosines.
+    let second = SemanticSpans::new(encoder.clone());
+    assert_eq!(second.load_saved(&lib).unwrap(), distinct.len());
+    assert_eq!(second.similarity(query, &spans).unwrap(), expected);
+    assert_eq!(second.encoded(), 0);
+    second.warm(&lib, &|_, _| {}).unwrap();
+    assert_eq!(second.encoded(), 0, "warm resumes: nothing left to encode");
+
+    // A damaged store is started afresh, never an error.
+    std::fs::write(lib.span_vectors_dir().join("vectors.json"), b"{ not json").unwrap();
+    let third = SemanticSpans::new(encoder);
+    assert!(third.load_saved(&lib).is_ok());
+    third.warm(&lib, &|_, _| {}).unwrap();
+    assert_eq!(third.encoded(), distinct.len());
+    let again = third.similarity(query, &spans).unwrap();
+    assert!(again.iter().zip(&expected).all(|(a, b)| (a - b).abs() < 1e-5));
+}

@@ -27,7 +27,7 @@ pub struct ImportArgs {
     /// With --evidence: keep only this split of benchmark contexts
     #[arg(long, requires = "evidence")]
     pub split: Option<String>,
-    /// Do not compute dense vectors for the new papers (`citewise embed` does it later)
+    /// Do not compute vectors for the new papers or evidence spans (`citewise embed` does it later)
     #[arg(long)]
     pub no_embed: bool,
 }
@@ -39,6 +39,9 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
         let files = expand_sentence_files(&a.paths)?;
         let s = import_evidence(&lib, &files, a.split.as_deref(), a.force)?;
         print_evidence_summary(&s);
+        if !a.no_embed {
+            encode_spans(&lib)?;
+        }
         return Ok(());
     }
     let summary = import(&lib, &a.paths, ImportOptions { force: a.force }, &ImportBar::new())?;
@@ -52,6 +55,31 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
         lib.papers().num_papers(),
         t.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Encodes the evidence spans that have no saved vector for the semantic
+/// ranking of evidence (resumable; a notice without the citation bi-encoder).
+pub fn encode_spans(lib: &Library) -> Result<()> {
+    let semantic = match crate::pipeline::semantic_spans::SemanticSpans::shared() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("note: evidence span vectors not computed ({e}); evidence is ranked by its words only");
+            return Ok(());
+        }
+    };
+    let t = Instant::now();
+    let bar = super::progress::count_bar(lib.evidence().num_spans(), "encoding evidence spans");
+    let before = semantic.encoded();
+    semantic.warm(lib, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    let n = semantic.encoded() - before;
+    if n > 0 {
+        println!("evidence span vectors: {n} spans encoded ({:.1} s)", t.elapsed().as_secs_f64());
+    }
     Ok(())
 }
 

@@ -68,7 +68,7 @@ pub enum Command {
     Info(InfoArgs),
     /// Check the library, the model weights and the compute backend
     Doctor,
-    /// Compute the dense vectors of papers that have none (resumes; import does this too)
+    /// Compute the vectors of evidence spans and the dense vectors of papers that have none (resumes; import does this too)
     Embed,
     /// Train a model on a citation benchmark
     Train(train::TrainArgs),
@@ -85,7 +85,11 @@ pub fn main() -> Result<()> {
         Some(Command::Info(a)) => info(&cli, a),
         Some(Command::Doctor) => doctor::run(&library_dir(&cli)?),
         Some(Command::Train(a)) => train::run(a),
-        Some(Command::Embed) => import::embed_papers(&*open_library(&cli)?, true),
+        Some(Command::Embed) => {
+            let lib = open_library(&cli)?;
+            import::encode_spans(&lib)?;
+            import::embed_papers(&lib, true)
+        }
         None => editor(&cli),
     }
 }

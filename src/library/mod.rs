@@ -115,4 +115,9 @@ impl Library {
     pub fn vectors_dir(&self) -> PathBuf {
         self.dir.join("vectors")
     }
+
+    /// Where the evidence spans' vectors (citation bi-encoder) are kept.
+    pub fn span_vectors_dir(&self) -> PathBuf {
+        self.dir.join("span-vectors")
+    }
 }

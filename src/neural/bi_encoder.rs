@@ -19,6 +19,7 @@ pub const MAX_TOKENS: usize = 128;
 const BATCH: usize = 32;
 
 pub struct BiEncoder {
+    name: String,
     model: Bert,
     tokenizer: BertTokenizer,
     dim: usize,
@@ -42,11 +43,17 @@ impl BiEncoder {
         let config = BertConfig::from_file(&dir.join("config.json"))?;
         let model = Bert::load(&config, &dir.join("model.safetensors"), device)?;
         let tokenizer = BertTokenizer::from_file(&dir.join("tokenizer.json"), MAX_TOKENS)?;
-        Ok(BiEncoder { model, tokenizer, dim: config.hidden_size, device: device.clone() })
+        Ok(BiEncoder { name: name.to_string(), model, tokenizer, dim: config.hidden_size, device: device.clone() })
     }
 
     pub fn dim(&self) -> usize {
         self.dim
+    }
+
+    /// What its vectors depend on (model name and token limit): vectors
+    /// stored under another fingerprint are not comparable.
+    pub fn fingerprint(&self) -> String {
+        format!("{}/{MAX_TOKENS}", self.name)
     }
 
     /// Unit vectors, `texts.len() × dim`, row-major, in the order given

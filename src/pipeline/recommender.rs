@@ -485,7 +485,11 @@ fn open_channel(library: &Arc<Library>, name: &str) -> Result<Box<dyn Channel>> 
     Ok(match name {
         "bm25" => Box::new(Bm25Channel::new(library.clone())),
         "evidence" => match SemanticSpans::shared() {
-            Ok(semantic) => Box::new(EvidenceChannel::new(library.clone()).with_reranker(Box::new(semantic))),
+            Ok(semantic) => {
+                // Unreadable saved vectors only mean encoding spans on demand.
+                let _ = semantic.load_saved(library);
+                Box::new(EvidenceChannel::new(library.clone()).with_reranker(Box::new(semantic)))
+            }
             Err(_) => Box::new(EvidenceChannel::new(library.clone())),
         },
         "hatten" => Box::new(DenseChannel::open(library, shared_encoder()?)?),

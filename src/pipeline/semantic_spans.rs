@@ -4,14 +4,20 @@
 //! (reciprocal ranks, summed). Short queries keep the lexical order: there
 //! the exact words carry the signal. The same cosines, for the top spans of
 //! any query, tell the evidence channel how closely the database speaks of
-//! the query's claim (its confidence). Span vectors are cached by text.
+//! the query's claim (its confidence). Span vectors are cached in memory by
+//! text and kept in the library (`span-vectors/`, a `VectorStore` keyed by
+//! span text): `warm` encodes what is missing and saves it, `load_saved`
+//! reads it back, so a new process starts with every span encoded.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::evidence_channel::{RankedSpan, SpanReranker};
 use crate::error::Result;
+use crate::index::vectors::VectorStore;
+use crate::library::Library;
 use crate::neural::bi_encoder::{shared_citation_encoder, BiEncoder};
 
 /// Queries of at least this many words get the semantic re-ranking (tuned
@@ -30,11 +36,26 @@ pub struct SemanticSpans {
     cache: Mutex<HashMap<String, Arc<[f32]>>>,
     /// The last query's vector (re-ranking and confidence ask for it twice).
     last_query: Mutex<Option<(String, Arc<[f32]>)>>,
+    /// Libraries whose saved vectors are in the cache.
+    loaded: Mutex<HashSet<PathBuf>>,
+    /// Span texts encoded by this process (not read from a library).
+    encoded: AtomicUsize,
 }
+
+/// Spans encoded and saved per batch (an interrupted `warm` resumes after
+/// the last saved batch).
+const WARM_BATCH: usize = 1024;
 
 impl SemanticSpans {
     pub fn new(encoder: Arc<BiEncoder>) -> SemanticSpans {
-        SemanticSpans { encoder, min_words: AtomicUsize::new(DEFAULT_MIN_WORDS), cache: Mutex::new(HashMap::new()), last_query: Mutex::new(None) }
+        SemanticSpans {
+            encoder,
+            min_words: AtomicUsize::new(DEFAULT_MIN_WORDS),
+            cache: Mutex::new(HashMap::new()),
+            last_query: Mutex::new(None),
+            loaded: Mutex::new(HashSet::new()),
+            encoded: AtomicUsize::new(0),
+        }
     }
 
     /// The process-wide instance on the citation bi-encoder (its cache is
@@ -53,17 +74,75 @@ impl SemanticSpans {
         self.min_words.load(Ordering::Relaxed)
     }
 
-    /// Encodes every span of `library`'s evidence database that is not
-    /// cached yet (batch work up front instead of per query; evaluation
-    /// does this). `on_batch` gets the number of spans done so far.
-    pub fn warm(&self, library: &crate::library::Library, on_batch: &dyn Fn(usize, usize)) -> Result<()> {
+    /// Span texts this process has encoded so far.
+    pub fn encoded(&self) -> usize {
+        self.encoded.load(Ordering::Relaxed)
+    }
+
+    /// Encodes every span of `library`'s evidence database that has no
+    /// saved vector, saving them in the library batch by batch, and caches
+    /// them all (evaluation and the editor do this up front instead of per
+    /// query). `on_batch` gets the spans done so far and the total.
+    pub fn warm(&self, library: &Library, on_batch: &dyn Fn(usize, usize)) -> Result<()> {
         let records = library.evidence().all_records()?;
-        let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
-        for (i, chunk) in texts.chunks(1024).enumerate() {
-            self.vectors(chunk)?;
-            on_batch((i * 1024 + chunk.len()).min(texts.len()), texts.len());
+        let mut texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
+        texts.sort_unstable();
+        texts.dedup();
+        let mut store = self.open_store(library)?;
+        self.cache_store(&store);
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(library.dir().to_path_buf());
+        let missing: Vec<&str> = texts.iter().copied().filter(|t| !store.is_current(t, 0)).collect();
+        let mut done = texts.len() - missing.len();
+        on_batch(done, texts.len());
+        for chunk in missing.chunks(WARM_BATCH) {
+            let vectors = self.vectors(chunk)?;
+            let flat: Vec<f32> = vectors.iter().flat_map(|v| v.iter().copied()).collect();
+            let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.to_string(), 0)).collect();
+            store.append(&items, &flat)?;
+            done += chunk.len();
+            on_batch(done, texts.len());
         }
         Ok(())
+    }
+
+    /// Caches the span vectors `library` holds (once per library and
+    /// process); returns how many were read.
+    pub fn load_saved(&self, library: &Library) -> Result<usize> {
+        let dir = library.span_vectors_dir();
+        if !dir.exists() || !self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(library.dir().to_path_buf()) {
+            return Ok(0);
+        }
+        Ok(self.cache_store(&self.open_store(library)?))
+    }
+
+    /// The library's span vector store for this encoder; a damaged one is
+    /// started afresh (it only holds what can be computed again).
+    fn open_store(&self, library: &Library) -> Result<VectorStore> {
+        let dir = library.span_vectors_dir();
+        match VectorStore::open(&dir, self.encoder.dim(), &self.encoder.fingerprint()) {
+            Ok(store) => Ok(store),
+            Err(_) => {
+                std::fs::remove_dir_all(&dir).map_err(|e| crate::error::Error::io(&dir, e))?;
+                VectorStore::open(&dir, self.encoder.dim(), &self.encoder.fingerprint())
+            }
+        }
+    }
+
+    /// Puts a store's vectors in the cache (up to its limit).
+    fn cache_store(&self, store: &VectorStore) -> usize {
+        let d = store.dim();
+        let matrix = store.matrix();
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let mut n = 0;
+        for row in 0..matrix.len() / d.max(1) {
+            let text = store.id_of_row(row);
+            if text.is_empty() || cache.len() >= CACHE_LIMIT {
+                continue;
+            }
+            cache.entry(text.to_string()).or_insert_with(|| Arc::from(&matrix[row * d..(row + 1) * d]));
+            n += 1;
+        }
+        n
     }
 
     /// The query's vector (the last one is remembered).
@@ -88,6 +167,7 @@ impl SemanticSpans {
             m
         };
         let fresh = self.encoder.encode(&missing)?;
+        self.encoded.fetch_add(missing.len(), Ordering::Relaxed);
         let d = self.encoder.dim();
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() + missing.len() > CACHE_LIMIT {
