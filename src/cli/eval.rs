@@ -177,7 +177,7 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> 
         eprintln!("evidence database built from the `{TRAIN_SPLIT}` split");
         print_evidence_summary(&ev);
     }
-    super::import::embed_papers(&lib, false)?;
+    super::import::embed_papers(&lib)?;
     Ok(lib)
 }
 

@@ -47,7 +47,7 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
     let summary = import(&lib, &a.paths, ImportOptions { force: a.force }, &ImportBar::new())?;
     print_summary(&summary, a.all_skips);
     if !a.no_embed {
-        embed_papers(&lib, false)?;
+        embed_papers(&lib)?;
     }
     println!(
         "library {} now holds {} papers ({:.1} s)",
@@ -85,15 +85,14 @@ pub fn encode_spans(lib: &Library) -> Result<()> {
 
 /// Encodes the papers that have no current vector for the dense channel.
 /// Without the encoder's files this is a notice (BM25 and evidence still
-/// work), unless `required`.
-pub fn embed_papers(lib: &Library, required: bool) -> Result<()> {
+/// work).
+pub fn embed_papers(lib: &Library) -> Result<()> {
     let encoder = match crate::neural::encoder::shared_encoder() {
         Ok(e) => e,
-        Err(e) if !required => {
+        Err(e) => {
             eprintln!("note: dense vectors not computed ({e}); BM25 and evidence channels still work");
             return Ok(());
         }
-        Err(e) => return Err(e.into()),
     };
     let t = Instant::now();
     let bar = super::progress::count_bar(0, "embedding papers");

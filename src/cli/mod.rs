@@ -88,7 +88,7 @@ pub fn main() -> Result<()> {
         Some(Command::Embed) => {
             let lib = open_library(&cli)?;
             import::encode_spans(&lib)?;
-            import::embed_papers(&lib, true)
+            import::embed_papers(&lib)
         }
         None => editor(&cli),
     }
