@@ -149,3 +149,71 @@ fn eval_on_a_tiny_benchmark_and_compare() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("unknown channel `nope`; available: bm25"), "{}", stderr(&o));
 }
+
+/// `train reranker` prefetches each context on several threads: every
+/// example must still carry its own context's prefetch (the paper it cites
+/// first, on this benchmark) and the mixed global-context rule, and a short
+/// run leaves its weights. Needs the models (`scripts/fetch-models.sh`).
+#[test]
+fn train_reranker_pairs_each_context_with_its_own_prefetch() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("bench");
+    std::fs::create_dir(&bench).unwrap();
+    let topics = [
+        ("tagger", "A trigram tagger", "Part of speech tagging with a hidden Markov model."),
+        ("bleu", "BLEU", "Automatic evaluation of machine translation by n-gram precision."),
+        ("parser", "A statistical parser", "Lexicalized parsing models for the Penn Treebank."),
+        ("wordnet", "WordNet", "A lexical database of English synonym sets."),
+        ("lda", "Latent Dirichlet allocation", "A generative topic model of document collections."),
+        ("crf", "Conditional random fields", "Probabilistic models for segmenting and labeling sequence data."),
+        ("summ", "Extractive summarization", "Selecting salient sentences to summarize news articles."),
+        ("ner", "Named entity recognition", "Recognizing person, location and organization names in newswire."),
+    ];
+    let papers: Vec<String> = topics
+        .iter()
+        .map(|(id, t, a)| serde_json::json!({ "id": format!("p:{id}"), "title": t, "abstract": a }).to_string())
+        .collect();
+    write_gz(&bench.join("papers.jsonl.gz"), &papers.iter().map(String::as_str).collect::<Vec<_>>());
+    let contexts: Vec<String> = topics
+        .iter()
+        .enumerate()
+        .map(|(i, (id, t, a))| {
+            let split = if i < 6 { "train" } else { "val" };
+            serde_json::json!({
+                "id": format!("c{i}"), "source": "s", "split": split, "citing_title": format!("Citing paper {i}"),
+                "context": format!("As in {t}: {a} [CIT]"), "cited": [format!("p:{id}")],
+            })
+            .to_string()
+        })
+        .collect();
+    write_gz(&bench.join("contexts.jsonl.gz"), &contexts.iter().map(String::as_str).collect::<Vec<_>>());
+    let lib = dir.path().join("lib");
+    let pool = dir.path().join("pool");
+    let out = dir.path().join("out");
+    let (bench, pool, out_s) = (bench.to_str().unwrap(), pool.to_str().unwrap(), out.to_str().unwrap());
+    let o = citewise(&lib, &["eval", "--bench", bench, "--pool", pool, "--split", "train", "--stages", "bm25", "--limit", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = citewise(
+        &lib,
+        &[
+            "train", "reranker", "--bench", bench, "--pool", pool, "--out", out_s, "--device", "cpu", "--steps", "2", "--batch", "2",
+            "--eval-every", "2", "--val-limit", "2", "--max-len", "128",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("best: step 2"), "{}", stdout(&o));
+    assert!(out.join("model.safetensors").exists());
+
+    let mined: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("prefetched.json")).unwrap()).unwrap();
+    let train = mined["train"].as_array().unwrap();
+    assert_eq!(train.len(), 6);
+    assert_eq!(mined["val"].as_array().unwrap().len(), 2);
+    for e in train.iter().chain(mined["val"].as_array().unwrap()) {
+        let cited = e["cited"][0].as_u64().unwrap() as usize;
+        assert_eq!(e["prefetched"][0].as_u64(), Some(cited as u64), "{e}");
+        assert!(e["local"].as_str().unwrap().contains(topics[cited].1), "{e}");
+    }
+    let with_title = train.iter().filter(|e| !e["title"].as_str().unwrap().is_empty()).count();
+    assert_eq!(with_title, 3, "every other train example keeps the citing title");
+    assert!(mined["val"].as_array().unwrap().iter().all(|e| e["title"].as_str().unwrap().is_empty()));
+}

@@ -181,9 +181,10 @@ fn pool_dir(a: &RerankerArgs) -> Result<PathBuf> {
     }
 }
 
-/// Each context with the pipeline's top `depth` papers. With `mixed`, every
-/// other example keeps the citing title and abstract (the editor has them
-/// when the draft does), the rest only the local context.
+/// Each context with the pipeline's top `depth` papers, queried on every
+/// core (the recommender is shared; the order of `contexts` is kept). With
+/// `mixed`, every other example keeps the citing title and abstract (the
+/// editor has them when the draft does), the rest only the local context.
 fn prefetch(
     rec: &Recommender,
     contexts: &[CitationContext],
@@ -193,27 +194,50 @@ fn prefetch(
     label: &str,
 ) -> Result<Vec<RerankExample>> {
     let bar = count_bar(contexts.len() as u64, label);
-    let mut out = Vec::with_capacity(contexts.len());
-    for (i, c) in contexts.iter().enumerate() {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(contexts.len().max(1));
+    let one = |i: usize, c: &CitationContext| -> Result<Option<RerankExample>> {
         bar.inc(1);
         let cited: Vec<usize> = c.cited.iter().filter_map(|id| index.get(id.as_str()).copied()).collect();
         if cited.is_empty() {
-            continue;
+            return Ok(None);
         }
         let prefetched = match rec.recommend_ids(&Query::new(c.context.clone()).with_k(depth)) {
             Ok(r) => r.candidates.iter().filter_map(|c| index.get(c.id.as_str()).copied()).collect(),
-            Err(crate::error::Error::InvalidQuery(_)) => continue,
+            Err(crate::error::Error::InvalidQuery(_)) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         let global = mixed && i % 2 == 0;
-        out.push(RerankExample {
+        Ok(Some(RerankExample {
             local: crate::pipeline::query::strip_citations(&c.context),
             title: if global { c.citing_title.clone() } else { String::new() },
             abstract_text: if global { c.citing_abstract.clone().unwrap_or_default() } else { String::new() },
             cited,
             prefetched,
-        });
-    }
+        }))
+    };
+    // Worker w takes contexts w, w + workers, w + 2·workers, ...
+    let parts: Vec<Result<Vec<(usize, RerankExample)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let one = &one;
+                s.spawn(move || {
+                    let mut got = Vec::new();
+                    for i in (w..contexts.len()).step_by(workers) {
+                        if let Some(e) = one(i, &contexts[i])? {
+                            got.push((i, e));
+                        }
+                    }
+                    Ok(got)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("prefetch worker panicked")).collect()
+    });
     bar.finish_and_clear();
-    Ok(out)
+    let mut all = Vec::with_capacity(contexts.len());
+    for part in parts {
+        all.extend(part?);
+    }
+    all.sort_unstable_by_key(|(i, _)| *i);
+    Ok(all.into_iter().map(|(_, e)| e).collect())
 }

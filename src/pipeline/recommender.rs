@@ -161,7 +161,7 @@ fn default_rerank_weight() -> f32 {
 
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 0.25, semantic_weight: 0.5, cited_for_weight: 0.35 }
+        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 0.5, semantic_weight: 0.25, cited_for_weight: 0.5 }
     }
 }
 
