@@ -184,7 +184,7 @@ fn fine_tuning_learns_its_triplets_keeps_the_best_and_resumes() {
 fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     use citewise::library::import::{import, ImportOptions, Quiet as QuietImport};
     use citewise::library::Library;
-    use citewise::pipeline::recommender::RERANK;
+    use citewise::pipeline::recommender::{default_rerank_depth, DEFAULT_RERANK_DEPTH, GPU_RERANK_DEPTH, RERANK};
     use citewise::pipeline::{Query, Recommender};
 
     let device = Device::flex();
@@ -194,6 +194,14 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     top.save(&weights.path().join("model.safetensors")).unwrap();
     std::fs::write(weights.path().join("reranker.json"), config.to_string()).unwrap();
     let reranker = Arc::new(Reranker::load_dir(weights.path(), &device).unwrap());
+    // K_r by default: the CPU depth without a reranker or with one on the
+    // CPU, deeper on a GPU.
+    assert_eq!(default_rerank_depth(None), DEFAULT_RERANK_DEPTH);
+    assert_eq!(default_rerank_depth(Some(&reranker)), DEFAULT_RERANK_DEPTH);
+    let mut on_gpu = Reranker::load_dir(weights.path(), &device).unwrap();
+    on_gpu.on_gpu = true;
+    assert!(GPU_RERANK_DEPTH > DEFAULT_RERANK_DEPTH);
+    assert_eq!(default_rerank_depth(Some(&on_gpu)), GPU_RERANK_DEPTH);
 
     let dir = tempfile::tempdir().unwrap();
     let lib = Library::open_or_create(dir.path()).unwrap();

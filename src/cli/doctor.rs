@@ -53,10 +53,17 @@ pub fn run(library: &Path) -> Result<()> {
         Err(e) => println!("  {:<24} {e}", "hatten"),
     }
     match crate::neural::reranker::Reranker::load_default(&device) {
-        Ok(r) => println!(
-            "  {:<24} ok (on {}, top {} layer(s) fine-tuned, {}) — cross-encoder reranker",
-            "reranker", r.config.base, r.config.trained_layers, r.source
-        ),
+        Ok(mut r) => {
+            r.on_gpu = backend.name == "wgpu";
+            println!(
+                "  {:<24} ok (on {}, top {} layer(s) fine-tuned, {}; reranks the top {} by default) — cross-encoder reranker",
+                "reranker",
+                r.config.base,
+                r.config.trained_layers,
+                r.source,
+                crate::pipeline::recommender::default_rerank_depth(Some(&r))
+            )
+        }
         Err(e) => println!("  {:<24} {e}", "reranker"),
     }
     Ok(())

@@ -97,7 +97,13 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     if let Some(n) = a.sample {
         contexts = crate::eval::harness::sample(contexts, n);
     }
-    let depths = if a.rerank_depth.is_empty() { vec![crate::pipeline::recommender::DEFAULT_RERANK_DEPTH] } else { a.rerank_depth.clone() };
+    let depths = if a.rerank_depth.is_empty() {
+        // The recommender's own default: deeper when the reranker runs on a GPU.
+        let reranker = if stages.contains(&RERANK) { crate::neural::reranker::shared_reranker().ok() } else { None };
+        vec![crate::pipeline::recommender::default_rerank_depth(reranker.as_deref())]
+    } else {
+        a.rerank_depth.clone()
+    };
     let run_one = |names: &[&str], depth: usize| -> Result<EvalReport> {
         let mut rec = Recommender::with_channels(lib.clone(), names)?;
         rec.set_fusion(fusion);

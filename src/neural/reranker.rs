@@ -33,6 +33,8 @@ pub struct Reranker {
     pub source: String,
     /// The backend and adapter it runs on, when chosen by [`shared_reranker`].
     pub backend: String,
+    /// Whether it runs on a hardware GPU (set by [`shared_reranker`]).
+    pub on_gpu: bool,
     /// Scores of pairs seen before, by a hash of their token ids: the same
     /// paragraph asked again, or reranked deeper, costs only its new pairs.
     seen: Mutex<HashMap<u64, f32>>,
@@ -48,7 +50,7 @@ impl Reranker {
         let (bottom, top) = split_base(&config, &base, device)?;
         let top = top.load_bytes(weights, &source)?;
         let pairs = PairEncoder::new(&base.join("tokenizer.json"), config.max_len, config.max_candidate_tokens)?;
-        Ok(Reranker { bottom, top, pairs, device: device.clone(), config, source, backend: String::new(), seen: Mutex::new(HashMap::new()) })
+        Ok(Reranker { bottom, top, pairs, device: device.clone(), config, source, backend: String::new(), on_gpu: false, seen: Mutex::new(HashMap::new()) })
     }
 
     /// A reranker written by `citewise train reranker` in `dir`.
@@ -128,6 +130,7 @@ pub fn shared_reranker() -> Result<Arc<Reranker>> {
         let backend = select(DevicePreference::Auto);
         let mut r = Reranker::load_default(&backend.device)?;
         r.backend = format!("{} on {}", backend.name, backend.adapter);
+        r.on_gpu = backend.name == "wgpu";
         Ok(r)
     })
 }
