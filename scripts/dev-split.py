@@ -6,25 +6,42 @@ context kept as `train`. `citewise eval --bench OUT` then builds the evidence
 database from the rest, so fusion settings can be checked on sources that
 `val` lacks (acl-arc) without looking at `test`.
 
-usage: scripts/dev-split.py BENCH_DIR OUT_DIR
+With `--hold-out SOURCE`, `val` is instead every non-test context of SOURCE
+(none of them stays in `train`, so the evidence database has never seen that
+source's citing sentences, as with a new field or library) plus three in ten
+of the benchmark's other `val` contexts (seeded); the rest of `train` stays.
+
+usage: scripts/dev-split.py BENCH_DIR OUT_DIR [--hold-out SOURCE]
 """
 import gzip
 import hashlib
 import json
 import os
+import random
 import sys
 from collections import Counter
 
 
-def main(bench, out):
+def main(bench, out, hold_out=None):
     os.makedirs(out, exist_ok=True)
     papers = os.path.join(out, "papers.jsonl.gz")
     if not os.path.exists(papers):
         os.symlink(os.path.abspath(os.path.join(bench, "papers.jsonl.gz")), papers)
     counts = Counter()
+    rng = random.Random(7)
     with gzip.open(os.path.join(bench, "contexts.jsonl.gz"), "rt") as src, gzip.open(os.path.join(out, "contexts.jsonl.gz"), "wt") as dst:
         for line in src:
             row = json.loads(line)
+            if row["split"] == "test":
+                continue
+            if hold_out is not None:
+                if row["source"] == hold_out:
+                    row["split"] = "val"
+                elif row["split"] == "val" and rng.random() >= 0.3:
+                    continue
+                counts[(row["split"], row["source"])] += 1
+                dst.write(json.dumps(row) + "\n")
+                continue
             if row["split"] != "train":
                 continue
             h = int(hashlib.md5(row["citing_id"].encode()).hexdigest(), 16)
@@ -39,6 +56,10 @@ def main(bench, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    if len(args) == 4 and args[2] == "--hold-out":
+        main(args[0], args[1], args[3])
+    elif len(args) == 2:
+        main(args[0], args[1])
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
