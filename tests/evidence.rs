@@ -186,6 +186,15 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
         let cited = ids[..2].contains(&c.id.as_str());
         assert_eq!(c.cited_for.is_some(), cited && c.rerank.is_some(), "{}: {:?}", c.id, c.cited_for);
     }
+    // A claim the evidence does not speak of: the cited-for order is not
+    // consulted, although papers with evidence are among those reranked.
+    let off_claim = Query::new("The tagger's output was scored against reference translations with BLEU [CIT].").with_k(5);
+    let evidence = citewise::pipeline::evidence_channel::EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SemanticSpans::shared().unwrap()));
+    let (local, terms) = evidence.analyze(&off_claim);
+    assert_eq!(evidence.confidence(&local, &terms, &evidence.spans(&off_claim).unwrap()).unwrap(), 0.0);
+    let r = rec.recommend(&off_claim).unwrap();
+    assert!(r.candidates.iter().any(|c| ids[..2].contains(&c.id.as_str()) && c.rerank.is_some()), "{:?}", r.candidates.iter().map(|c| &c.id).collect::<Vec<_>>());
+    assert!(r.candidates.iter().all(|c| c.cited_for.is_none()));
 }
 
 #[test]
