@@ -42,7 +42,7 @@ fn main() -> anyhow::Result<()> {
         let ce = reranker.score(&qt, &texts)?;
         let paper_texts: Vec<PaperText> =
             ids.iter().zip(&texts).map(|(id, (title, abstract_text))| PaperText { id, title, abstract_text }).collect();
-        let cos = similarity.cosines(&q.local_text(), &paper_texts)?;
+        let cos = similarity.cosines(&q.local_text(), &paper_texts, None)?;
         let line = serde_json::json!({
             "id": c.id, "source": c.source, "cited": c.cited, "ids": ids, "ce": ce, "cos": cos,
             "channels": r.candidates.iter().map(|c| c.channels.iter().map(|s| (s.channel, s.rank)).collect::<Vec<_>>()).collect::<Vec<_>>(),

@@ -237,3 +237,79 @@ fn span_vectors_are_saved_in_the_library_and_read_back_by_a_new_process() {
     let again = third.similarity(query, &spans).unwrap();
     assert!(again.iter().zip(&expected).all(|(a, b)| (a - b).abs() < 1e-5));
 }
+
+#[test]
+fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_library() {
+    use burn::tensor::Device;
+    use citewise::library::embed::embed_citation_vectors;
+    use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
+    use citewise::pipeline::citation_channel::open_citation_vectors;
+    use citewise::pipeline::paper_similarity::{PaperSimilarity, PaperText};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let (_d, lib) = library_with_fixture();
+    let lib = Arc::new(lib);
+    // No vectors yet: the channel says how to get them.
+    let err = Recommender::with_channels(lib.clone(), &["citation"]).err().expect("no vectors, no channel").to_string();
+    assert!(err.contains("citewise embed"), "{err}");
+
+    let reranked = |lib: &Arc<Library>| {
+        let mut rec = Recommender::with_channels(lib.clone(), &["bm25", "rerank"]).unwrap();
+        rec.set_rerank_depth(5);
+        rec.recommend(&Query::new("Transformer encoders pre-trained on masked language modelling [CIT] and then fine-tuned")).unwrap()
+    };
+    let before = reranked(&lib);
+
+    let encoder = BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh");
+    let papers = lib.papers().num_papers() as usize;
+    let (started, done) = (AtomicU64::new(0), AtomicU64::new(0));
+    let s = embed_citation_vectors(&lib, &encoder, 2, &|n| started.store(n, Ordering::SeqCst), &|k| {
+        done.fetch_add(k, Ordering::SeqCst);
+    })
+    .unwrap();
+    assert_eq!((s.embedded, s.kept), (papers, 0));
+    assert_eq!((started.into_inner(), done.into_inner()), (papers as u64, papers as u64));
+    // Incremental: a second run encodes nothing.
+    let again = embed_citation_vectors(&lib, &encoder, 2, &|_| {}, &|_| {}).unwrap();
+    assert_eq!((again.embedded, again.kept), (0, papers));
+
+    // A context that shares no word with the TnT paper's title or abstract.
+    let context = "Every word was labelled with its grammatical category by a second-order HMM [CIT].";
+    let rec = Recommender::with_channels(lib.clone(), &["citation"]).unwrap();
+    let r = rec.recommend(&Query::new(context)).unwrap();
+    assert_eq!(r.candidates[0].id, "bib:brants2000tnt", "{:?}", r.candidates.iter().map(|c| &c.id).collect::<Vec<_>>());
+    assert_eq!(r.candidates[0].channels[0].channel, "citation");
+    let bm25 = Recommender::with_channels(lib.clone(), &["bm25"]).unwrap().recommend(&Query::new(context)).unwrap();
+    assert!(bm25.candidates.first().is_none_or(|c| c.id != "bib:brants2000tnt"), "BM25 should not find it first by words");
+
+    // With every candidate's vector kept, the rerank stage splits the
+    // cross-encoder's pairs over two threads: same order, same scores.
+    let after = reranked(&lib);
+    let summary = |r: &citewise::pipeline::Recommendations| -> Vec<(String, Option<(usize, f32)>, Option<(usize, f32)>)> {
+        r.candidates.iter().map(|c| (c.id.clone(), c.rerank.as_ref().map(|s| (s.rank, s.score)), c.semantic.as_ref().map(|s| (s.rank, s.score)))).collect()
+    };
+    let (b, a) = (summary(&before), summary(&after));
+    assert_eq!(b.len(), a.len());
+    assert!(b.iter().filter(|x| x.1.is_some()).count() >= 2, "{b:?}");
+    for (x, y) in b.iter().zip(&a) {
+        assert_eq!(x.0, y.0, "{b:?} vs {a:?}");
+        let close = |p: Option<(usize, f32)>, q: Option<(usize, f32)>| match (p, q) {
+            (Some(p), Some(q)) => p.0 == q.0 && (p.1 - q.1).abs() < 1e-4,
+            (None, None) => true,
+            _ => false,
+        };
+        assert!(close(x.1, y.1) && close(x.2, y.2), "{b:?} vs {a:?}");
+    }
+
+    // The rerank stage's bi-encoder reads the same vectors instead of encoding the papers.
+    let stored = open_citation_vectors(&lib, &encoder).unwrap().expect("vectors saved");
+    assert_eq!(stored.len(), papers);
+    // Given no text at all, it still scores the paper as from its own text.
+    let texts = [PaperText { id: "bib:brants2000tnt", title: "", abstract_text: "" }];
+    let paper = lib.papers().paper_by_id("bib:brants2000tnt").unwrap().unwrap();
+    let texts_from_library = [PaperText { id: "bib:brants2000tnt", title: &paper.title, abstract_text: &paper.abstract_text }];
+    let sim = PaperSimilarity::new(Arc::new(encoder));
+    let fresh = sim.cosines(context, &texts_from_library, None).unwrap();
+    let read = PaperSimilarity::new(sim.encoder().clone()).cosines(context, &texts, Some(&stored)).unwrap();
+    assert!((fresh[0] - read[0]).abs() < 1e-4, "{fresh:?} vs {read:?}");
+}

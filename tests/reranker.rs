@@ -320,11 +320,11 @@ fn the_citation_bi_encoder_ranks_the_paper_a_context_cites_first_and_caches_its_
         PaperText { id: "c", title: "Football results", abstract_text: "The scores of the last season." },
     ];
     let context = "We tag every token with a trigram HMM tagger [CIT] trained on the Wall Street Journal.";
-    let cos = sim.cosines(context, &papers).unwrap();
+    let cos = sim.cosines(context, &papers, None).unwrap();
     assert_eq!(cos.len(), 3);
     assert!(cos[1] > cos[0] + 0.1 && cos[1] > cos[2] + 0.1, "{cos:?}");
     // The second call reads the cached paper vectors and agrees.
-    let again = sim.cosines(context, &papers[1..]).unwrap();
+    let again = sim.cosines(context, &papers[1..], None).unwrap();
     assert!((again[0] - cos[1]).abs() < 1e-5 && (again[1] - cos[2]).abs() < 1e-5, "{again:?} vs {cos:?}");
-    assert!(sim.cosines(context, &[]).unwrap().is_empty());
+    assert!(sim.cosines(context, &[], None).unwrap().is_empty());
 }

@@ -289,7 +289,7 @@ fn bench_rerank(
         for p in &papers[..queries] {
             let sim = PaperSimilarity::new(encoder.clone());
             let t = Instant::now();
-            let cos = sim.cosines(&p.abstract_text, &texts[..d])?;
+            let cos = sim.cosines(&p.abstract_text, &texts[..d], None)?;
             assert_eq!(cos.len(), d);
             times.push(t.elapsed().as_secs_f64() * 1000.0);
         }

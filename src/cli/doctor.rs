@@ -21,6 +21,10 @@ pub fn run(library: &Path) -> Result<()> {
         Ok(lib) => {
             let ev = lib.evidence().stats()?;
             println!("library   {} ({} papers, {} evidence spans)", library.display(), lib.papers().num_papers(), ev.spans);
+            match crate::index::vectors::VectorStore::manifest_len(&lib.citation_vectors_dir()) {
+                Some(n) => println!("          citation channel: {n} of {} papers encoded", lib.papers().num_papers()),
+                None => println!("          citation channel: off (`citewise embed` encodes the papers)"),
+            }
         }
         Err(e) => println!("library   {e}"),
     }

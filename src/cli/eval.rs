@@ -184,6 +184,7 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> 
         print_evidence_summary(&ev);
     }
     super::import::embed_papers(&lib)?;
+    super::import::embed_citation(&lib, super::import::CitationVectors::KeepCurrent)?;
     Ok(lib)
 }
 

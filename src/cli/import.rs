@@ -48,6 +48,7 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
     print_summary(&summary, a.all_skips);
     if !a.no_embed {
         embed_papers(&lib)?;
+        embed_citation(&lib, CitationVectors::KeepCurrent)?;
     }
     println!(
         "library {} now holds {} papers ({:.1} s)",
@@ -106,6 +107,49 @@ pub fn embed_papers(lib: &Library) -> Result<()> {
             t.elapsed().as_secs_f64(),
             s.embedded as f64 / t.elapsed().as_secs_f64(),
             encoder.backend
+        );
+    }
+    Ok(())
+}
+
+/// When to compute the citation channel's paper vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CitationVectors {
+    /// For every paper that has none (`citewise embed`).
+    All,
+    /// Only in a library that has them already (an import adds the new
+    /// papers'); otherwise a hint naming `citewise embed`.
+    KeepCurrent,
+}
+
+/// Encodes the papers that have no current vector under the citation
+/// bi-encoder (the citation channel; resumable, on every core).
+pub fn embed_citation(lib: &Library, when: CitationVectors) -> Result<()> {
+    if when == CitationVectors::KeepCurrent && !lib.citation_vectors_dir().join("vectors.json").exists() {
+        if lib.papers().num_papers() > 0 {
+            eprintln!("note: `citewise embed` adds the citation channel (papers found by meaning); it encodes every paper once");
+        }
+        return Ok(());
+    }
+    let encoder = match crate::neural::bi_encoder::shared_citation_encoder() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("note: citation vectors not computed ({e}); BM25 and evidence channels still work");
+            return Ok(());
+        }
+    };
+    let t = Instant::now();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bar = super::progress::count_bar(0, "encoding papers (citation channel)");
+    let s = crate::library::embed::embed_citation_vectors(lib, &encoder, threads, &|n| bar.set_length(n), &|k| bar.inc(k))?;
+    bar.finish_and_clear();
+    if s.embedded > 0 {
+        println!(
+            "citation vectors: {} papers encoded, {} already current ({:.1} s, {:.1} papers/s, {threads} threads)",
+            s.embedded,
+            s.kept,
+            t.elapsed().as_secs_f64(),
+            s.embedded as f64 / t.elapsed().as_secs_f64(),
         );
     }
     Ok(())

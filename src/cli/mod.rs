@@ -68,7 +68,7 @@ pub enum Command {
     Info(InfoArgs),
     /// Check the library, the model weights and the compute backend
     Doctor,
-    /// Compute the vectors of evidence spans and the dense vectors of papers that have none (resumes; import does this too)
+    /// Compute the vectors of evidence spans and papers that have none: span vectors, HAtten vectors, citation-channel vectors (resumes; import keeps them current)
     Embed,
     /// Train a model on a citation benchmark
     Train(train::TrainArgs),
@@ -88,7 +88,8 @@ pub fn main() -> Result<()> {
         Some(Command::Embed) => {
             let lib = open_library(&cli)?;
             import::encode_spans(&lib)?;
-            import::embed_papers(&lib)
+            import::embed_papers(&lib)?;
+            import::embed_citation(&lib, import::CitationVectors::All)
         }
         None => editor(&cli),
     }

@@ -107,6 +107,14 @@ impl VectorStore {
         Ok(())
     }
 
+    /// Live vectors listed in the store at `dir` (none: no store there),
+    /// whatever their encoder; reads only the manifest.
+    pub fn manifest_len(dir: &Path) -> Option<usize> {
+        let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
+        let m: Manifest = serde_json::from_str(&text).ok()?;
+        Some(m.ids.iter().filter(|id| !id.is_empty()).count())
+    }
+
     pub fn dim(&self) -> usize {
         self.manifest.dim
     }

@@ -116,6 +116,12 @@ impl Library {
         self.dir.join("vectors")
     }
 
+    /// Where the papers' vectors under the citation bi-encoder live (the
+    /// citation channel, and the rerank stage's bi-encoder scores).
+    pub fn citation_vectors_dir(&self) -> PathBuf {
+        self.dir.join("citation-vectors")
+    }
+
     /// Where the evidence spans' vectors (citation bi-encoder) are kept.
     pub fn span_vectors_dir(&self) -> PathBuf {
         self.dir.join("span-vectors")

@@ -36,6 +36,12 @@ pub fn shared_citation_encoder() -> Result<std::sync::Arc<BiEncoder>> {
     })
 }
 
+/// The text a paper is encoded from (title and abstract), wherever paper
+/// vectors of the bi-encoder are computed, so that they are interchangeable.
+pub fn paper_text(title: &str, abstract_text: &str) -> String {
+    format!("{title}. {abstract_text}")
+}
+
 impl BiEncoder {
     /// The named model from the models directory.
     pub fn load(name: &str, device: &Device) -> Result<BiEncoder> {

@@ -85,4 +85,4 @@ impl Channel for Bm25Channel {
 }
 
 /// Names of every channel this build has, in default order.
-pub const ALL_CHANNELS: &[&str] = &["bm25", "evidence", "hatten"];
+pub const ALL_CHANNELS: &[&str] = &["bm25", "evidence", "citation", "hatten"];

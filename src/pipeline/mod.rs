@@ -1,6 +1,7 @@
 //! Pipeline: query → channels → fusion → ranked, explained candidates.
 
 pub mod channel;
+pub mod citation_channel;
 pub mod cited_for;
 pub mod dense_channel;
 pub mod evidence_channel;

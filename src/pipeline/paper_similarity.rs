@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
-use crate::neural::bi_encoder::{shared_citation_encoder, BiEncoder};
+use crate::index::vectors::VectorStore;
+use crate::neural::bi_encoder::{paper_text, shared_citation_encoder, BiEncoder};
 
 /// Paper vectors kept in memory at most (about 1.5 KB each).
 const CACHE_LIMIT: usize = 20_000;
@@ -36,18 +37,25 @@ impl PaperSimilarity {
         crate::util::load_once(&SHARED, || Ok(PaperSimilarity::new(shared_citation_encoder()?)))
     }
 
+    /// The encoder the vectors come from.
+    pub fn encoder(&self) -> &Arc<BiEncoder> {
+        &self.encoder
+    }
+
     /// Cosine of the query text to each paper (title and abstract), in order.
-    pub fn cosines(&self, query: &str, papers: &[PaperText]) -> Result<Vec<f32>> {
+    /// Papers with a vector in `stored` (the library's citation vectors,
+    /// computed from the same text by the same encoder) are not encoded.
+    pub fn cosines(&self, query: &str, papers: &[PaperText], stored: Option<&VectorStore>) -> Result<Vec<f32>> {
         if papers.is_empty() {
             return Ok(Vec::new());
         }
         let mut vectors: Vec<Option<Arc<[f32]>>> = {
             let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            papers.iter().map(|p| cache.get(p.id).cloned()).collect()
+            papers.iter().map(|p| stored.and_then(|s| s.vector(p.id)).map(Arc::from).or_else(|| cache.get(p.id).cloned())).collect()
         };
         let missing: Vec<usize> = (0..papers.len()).filter(|&i| vectors[i].is_none()).collect();
         let mut texts: Vec<String> = vec![query.to_string()];
-        texts.extend(missing.iter().map(|&i| paper_text(&papers[i])));
+        texts.extend(missing.iter().map(|&i| paper_text(papers[i].title, papers[i].abstract_text)));
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let encoded = self.encoder.encode(&refs)?;
         let d = self.encoder.dim();
@@ -65,9 +73,4 @@ impl PaperSimilarity {
         }
         Ok(vectors.iter().map(|v| v.as_ref().expect("every vector filled").iter().zip(q).map(|(a, b)| a * b).sum()).collect())
     }
-}
-
-/// The text a paper is encoded from.
-fn paper_text(p: &PaperText) -> String {
-    format!("{}. {}", p.title, p.abstract_text)
 }

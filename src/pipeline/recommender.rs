@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::channel::{Bm25Channel, Channel, ChannelOutput, EvidenceSnippet, ALL_CHANNELS};
+use super::citation_channel::{open_citation_vectors, CitationChannel, CITATION};
 use super::cited_for::CitedFor;
 use super::dense_channel::DenseChannel;
 use super::evidence_channel::{snippet, EvidenceChannel, SNIPPETS_PER_PAPER};
@@ -16,7 +17,9 @@ use super::query::Query;
 use super::semantic_spans::SemanticSpans;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
+use crate::index::vectors::VectorStore;
 use crate::library::Library;
+use crate::neural::bi_encoder::shared_citation_encoder;
 use crate::neural::encoder::shared_encoder;
 use crate::neural::reranker::{shared_reranker, Reranker};
 
@@ -145,6 +148,10 @@ pub struct Fusion {
     /// Weight of the dense (HAtten) list.
     #[serde(default = "default_hatten_weight")]
     pub hatten_weight: f32,
+    /// Weight of the citation channel's list (the citation bi-encoder's
+    /// nearest papers).
+    #[serde(default = "default_citation_weight")]
+    pub citation_weight: f32,
     /// Weight of the reranker's order against the fused order among the
     /// reranked candidates (both by reciprocal rank with `rrf_k`).
     #[serde(default = "default_rerank_weight")]
@@ -168,6 +175,10 @@ fn default_cited_for_weight() -> f32 {
     Fusion::default().cited_for_weight
 }
 
+fn default_citation_weight() -> f32 {
+    Fusion::default().citation_weight
+}
+
 fn default_hatten_weight() -> f32 {
     Fusion::default().hatten_weight
 }
@@ -178,7 +189,7 @@ fn default_rerank_weight() -> f32 {
 
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 0.5, semantic_weight: 0.25, cited_for_weight: 0.5 }
+        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, citation_weight: 1.0, rerank_weight: 0.5, semantic_weight: 0.25, cited_for_weight: 0.5 }
     }
 }
 
@@ -194,6 +205,7 @@ impl Fusion {
                 "min_confidence" => self.min_confidence = v,
                 "bm25_gap_weight" => self.bm25_gap_weight = v,
                 "hatten_weight" => self.hatten_weight = v,
+                "citation_weight" => self.citation_weight = v,
                 "rerank_weight" => self.rerank_weight = v,
                 "semantic_weight" => self.semantic_weight = v,
                 "cited_for_weight" => self.cited_for_weight = v,
@@ -222,6 +234,7 @@ impl Fusion {
             "evidence" => self.evidence_weight * ((confidence - self.min_confidence) / (1.0 - self.min_confidence).max(1e-6)).min(1.0),
             "bm25" => 1.0 + self.bm25_gap_weight * confidence,
             "hatten" => self.hatten_weight,
+            CITATION => self.citation_weight,
             _ => 1.0,
         }
     }
@@ -236,6 +249,9 @@ pub struct Recommender {
     reranker: Option<Arc<Reranker>>,
     similarity: Option<Arc<PaperSimilarity>>,
     cited_for: Option<Arc<CitedFor>>,
+    /// The library's paper vectors under the citation bi-encoder (the
+    /// citation channel's, and read by the rerank stage's bi-encoder).
+    citation_vectors: Option<Arc<VectorStore>>,
     rerank_depth: usize,
 }
 
@@ -250,12 +266,13 @@ impl Recommender {
     /// dense channel needs its weights, word vectors and paper vectors; the
     /// rerank stage a fine-tuned reranker and its base model).
     pub fn new(library: Arc<Library>) -> Recommender {
-        let channels = ALL_CHANNELS.iter().filter_map(|name| open_channel(&library, name).ok()).collect();
+        let citation_vectors = citation_vectors(&library).ok().flatten();
+        let channels = ALL_CHANNELS.iter().filter_map(|name| open_channel(&library, name, &citation_vectors).ok()).collect();
         let reranker = shared_reranker().ok();
         let similarity = reranker.as_ref().and_then(|_| PaperSimilarity::shared().ok());
         let cited_for = reranker.as_ref().and_then(|_| CitedFor::shared().ok());
         let rerank_depth = default_rerank_depth(reranker.as_deref());
-        Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, cited_for, rerank_depth }
+        Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, cited_for, citation_vectors, rerank_depth }
     }
 
     /// A recommender restricted to the named stages (`--stages`): channels,
@@ -265,12 +282,13 @@ impl Recommender {
         if channel_names.is_empty() {
             return Err(Error::InvalidQuery(format!("no channel selected; available: {}", ALL_CHANNELS.join(", "))));
         }
-        let channels = channel_names.iter().map(|name| open_channel(&library, name)).collect::<Result<_>>()?;
+        let citation_vectors = citation_vectors(&library)?;
+        let channels = channel_names.iter().map(|name| open_channel(&library, name, &citation_vectors)).collect::<Result<_>>()?;
         let reranker = if names.contains(&RERANK) { Some(shared_reranker()?) } else { None };
         let similarity = if reranker.is_some() { Some(PaperSimilarity::shared()?) } else { None };
         let cited_for = if reranker.is_some() { Some(CitedFor::shared()?) } else { None };
         let rerank_depth = default_rerank_depth(reranker.as_deref());
-        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, cited_for, rerank_depth })
+        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, cited_for, citation_vectors, rerank_depth })
     }
 
     /// Uses `reranker` for the rerank stage (none: no rerank stage).
@@ -448,23 +466,43 @@ impl Recommender {
         // cross-encoder per paper) takes the first `BI_ENCODER_SHARE` of the
         // papers on a thread of its own; this thread scores every pair with
         // the cross-encoder, then the rest of the papers with the bi-encoder.
+        // When the library keeps every candidate's bi-encoder vector, only
+        // the query is left to encode, and the cross-encoder's pairs are
+        // split over two threads instead.
         let ids: Vec<&str> = candidates[..depth].iter().map(|c| c.id.as_str()).collect();
         let papers: Vec<PaperText> =
             ids.iter().zip(&texts).map(|(id, (title, abstract_text))| PaperText { id, title, abstract_text }).collect();
         let split = ((depth as f32 * BI_ENCODER_SHARE).ceil() as usize).min(depth);
         let cited_for_weight = self.fusion.cited_for_weight_at(evidence_confidence);
+        let stored = self.citation_vectors.as_deref();
+        let bi_stored = self.similarity.is_none() || stored.is_some_and(|s| ids.iter().all(|id| s.vector(id).is_some()));
         let (scores, cosines, cited) = std::thread::scope(|s| {
-            let (head, tail) = papers.split_at(split);
-            let cosines_head = s.spawn(|| self.similarity.as_ref().map(|sim| sim.cosines(&local, head)).transpose());
             let cited = s.spawn(|| -> Result<Vec<Option<f32>>> {
                 match &self.cited_for {
                     Some(cf) if cited_for_weight > 0.0 => cf.best_cosines(&self.library, &local, &ids),
                     _ => Ok(vec![None; depth]),
                 }
             });
+            if bi_stored && depth > 1 {
+                let half = depth.div_ceil(2);
+                let (q, texts) = (&q, &texts);
+                let second = s.spawn(move || reranker.score(q, &texts[half..]));
+                let first = reranker.score(&q, &texts[..half]);
+                let cosines = self.similarity.as_ref().map(|sim| sim.cosines(&local, &papers, stored)).transpose();
+                let scores = match (first, second.join().expect("cross-encoder scorer panicked")) {
+                    (Ok(mut a), Ok(b)) => {
+                        a.extend(b);
+                        Ok(a)
+                    }
+                    (Err(e), _) | (_, Err(e)) => Err(e),
+                };
+                return (scores, cosines, cited.join().expect("cited-for scorer panicked"));
+            }
+            let (head, tail) = papers.split_at(split);
+            let cosines_head = s.spawn(|| self.similarity.as_ref().map(|sim| sim.cosines(&local, head, stored)).transpose());
             let scores = reranker.score(&q, &texts);
             let cosines_tail = match &self.similarity {
-                Some(sim) if !tail.is_empty() => sim.cosines(&local, tail).map(Some),
+                Some(sim) if !tail.is_empty() => sim.cosines(&local, tail, stored).map(Some),
                 _ => Ok(None),
             };
             let cosines = match (cosines_head.join().expect("bi-encoder scorer panicked"), cosines_tail) {
@@ -534,9 +572,19 @@ fn order_of(scores: &[f32]) -> Vec<usize> {
     order
 }
 
-/// Opens the named channel over `library`; the dense channel fails when
-/// its weights, word vectors or the library's paper vectors are missing.
-fn open_channel(library: &Arc<Library>, name: &str) -> Result<Box<dyn Channel>> {
+/// The library's citation vectors, when it has any (and the citation
+/// bi-encoder is installed).
+fn citation_vectors(library: &Library) -> Result<Option<Arc<VectorStore>>> {
+    if !library.citation_vectors_dir().join("vectors.json").exists() {
+        return Ok(None);
+    }
+    let encoder = shared_citation_encoder()?;
+    Ok(open_citation_vectors(library, &encoder)?.map(Arc::new))
+}
+
+/// Opens the named channel over `library`; the dense channels fail when
+/// their weights or the library's paper vectors are missing.
+fn open_channel(library: &Arc<Library>, name: &str, citation_vectors: &Option<Arc<VectorStore>>) -> Result<Box<dyn Channel>> {
     Ok(match name {
         "bm25" => Box::new(Bm25Channel::new(library.clone())),
         "evidence" => match SemanticSpans::shared() {
@@ -548,6 +596,7 @@ fn open_channel(library: &Arc<Library>, name: &str) -> Result<Box<dyn Channel>> 
             Err(_) => Box::new(EvidenceChannel::new(library.clone())),
         },
         "hatten" => Box::new(DenseChannel::open(library, shared_encoder()?)?),
+        CITATION => Box::new(CitationChannel::new(library, shared_citation_encoder()?, citation_vectors.clone())?),
         other => return Err(Error::InvalidQuery(format!("unknown channel `{other}`; available: {}", ALL_CHANNELS.join(", ")))),
     })
 }
@@ -609,7 +658,7 @@ mod tests {
 
     #[test]
     fn weak_evidence_is_ignored_and_strong_evidence_leads() {
-        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0, rerank_weight: 2.0, semantic_weight: 0.0, cited_for_weight: 0.0 };
+        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0, citation_weight: 1.0, rerank_weight: 2.0, semantic_weight: 0.0, cited_for_weight: 0.0 };
         let bm25 = list(&["a", "b", "c"]);
         let weak = fuse(&[("bm25", bm25.clone()), ("evidence", with_confidence(list(&["z", "c"]), 0.2))], &f);
         assert_eq!(weak.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "z"]);

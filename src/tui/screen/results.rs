@@ -48,10 +48,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 }
                 None => (c.id.clone(), String::new()),
             };
-            // Which stage ranked the paper where: B(M25), E(vidence), H(Atten),
-            // R(erank: the cross-encoder), S(emantic: the citation bi-encoder).
+            // Which stage ranked the paper where (see `badge`).
             let channels: String =
-                c.channels.iter().chain(c.rerank.as_ref()).chain(c.semantic.as_ref()).chain(c.cited_for.as_ref()).map(|ch| format!("{}{} ", &ch.channel[..1].to_uppercase(), ch.rank)).collect();
+                c.channels.iter().chain(c.rerank.as_ref()).chain(c.semantic.as_ref()).chain(c.cited_for.as_ref()).map(|ch| format!("{}{} ", badge(ch.channel), ch.rank)).collect();
             let label = format!("  {:.2} {}", c.score, channels.trim_end());
             let title_style = if marked { Style::new().fg(app.settings.theme.marked).add_modifier(Modifier::BOLD) } else { Style::new().add_modifier(Modifier::BOLD) };
             ListItem::new(vec![
@@ -84,4 +83,15 @@ pub fn truncate(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+/// The letter that stands for a stage in a result's ranks: B(M25),
+/// E(vidence), N(eighbours by meaning: the citation channel), H(Atten),
+/// R(erank: the cross-encoder), S(emantic: the citation bi-encoder within
+/// the rerank stage), C(ited-for).
+fn badge(channel: &str) -> String {
+    match channel {
+        "citation" => "N".to_string(),
+        other => other.chars().next().map_or(String::new(), |c| c.to_uppercase().collect()),
+    }
 }
