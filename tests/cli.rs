@@ -140,6 +140,9 @@ fn eval_on_a_tiny_benchmark_and_compare() {
     let out_b = dir.path().join("b.json");
     let o = citewise(&lib, &["eval", "--bench", bench.to_str().unwrap(), "--pool", pool, "--split", "train", "--json", out_b.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // Every channel by default: the pool's papers get citation vectors first.
+    assert!(stdout(&o).contains("citation vectors: 3 papers encoded"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("stages=bm25,evidence,citation"), "{}", stdout(&o));
     let o = citewise(&lib, &["eval", "--compare", out_a.to_str().unwrap(), out_b.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("0.667 1.000 +0.333"), "{}", stdout(&o));

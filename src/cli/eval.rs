@@ -12,6 +12,7 @@ use crate::eval::{report, EvalReport};
 use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
 use crate::library::Library;
+use crate::pipeline::citation_channel::CITATION;
 use crate::pipeline::recommender::RERANK;
 use crate::pipeline::{Fusion, Recommender};
 
@@ -73,7 +74,14 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         return Ok(());
     }
     let bench = a.bench.as_ref().expect("clap requires --bench");
-    let lib = Arc::new(open_pool(a.pool.clone(), bench)?);
+    // The pool gets the citation channel's paper vectors whenever the
+    // channel is evaluated (every channel by default): encoded once, kept.
+    let citation = if a.stages.is_empty() || a.stages.iter().any(|s| s == CITATION) {
+        super::import::CitationVectors::All
+    } else {
+        super::import::CitationVectors::KeepCurrent
+    };
+    let lib = Arc::new(open_pool(a.pool.clone(), bench, citation)?);
     let stages: Vec<&str> = if a.stages.is_empty() { Recommender::new(lib.clone()).channel_names() } else { a.stages.iter().map(String::as_str).collect() };
     if let (true, Ok(semantic)) = (stages.contains(&"evidence"), crate::pipeline::semantic_spans::SemanticSpans::shared()) {
         let spans = lib.evidence().num_spans();
@@ -162,7 +170,7 @@ pub fn run(a: &EvalArgs) -> Result<()> {
 /// database: `--pool` when given, else a directory of its own under the data
 /// dir (never the user's library). Both are built on first use (the journals
 /// skip them later).
-fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> {
+fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path, citation: super::import::CitationVectors) -> Result<Library> {
     let papers = papers_file(bench);
     if !papers.exists() {
         bail!("{}: not found (is --bench the benchmark directory?)", papers.display());
@@ -184,7 +192,7 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path) -> Result<Library> 
         print_evidence_summary(&ev);
     }
     super::import::embed_papers(&lib)?;
-    super::import::embed_citation(&lib, super::import::CitationVectors::KeepCurrent)?;
+    super::import::embed_citation(&lib, citation)?;
     Ok(lib)
 }
 

@@ -149,7 +149,8 @@ pub struct Fusion {
     #[serde(default = "default_hatten_weight")]
     pub hatten_weight: f32,
     /// Weight of the citation channel's list (the citation bi-encoder's
-    /// nearest papers).
+    /// nearest papers). 0.75: on `val` as good as 0.5 (R@10 0.628) and
+    /// close to 1 on two sources held out of the evidence database.
     #[serde(default = "default_citation_weight")]
     pub citation_weight: f32,
     /// Weight of the reranker's order against the fused order among the
@@ -189,7 +190,7 @@ fn default_rerank_weight() -> f32 {
 
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, citation_weight: 1.0, rerank_weight: 0.5, semantic_weight: 0.25, cited_for_weight: 0.5 }
+        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, citation_weight: 0.75, rerank_weight: 0.5, semantic_weight: 0.25, cited_for_weight: 0.5 }
     }
 }
 
