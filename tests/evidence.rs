@@ -282,6 +282,15 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
     let bm25 = Recommender::with_channels(lib.clone(), &["bm25"]).unwrap().recommend(&Query::new(context)).unwrap();
     assert!(bm25.candidates.first().is_none_or(|c| c.id != "bib:brants2000tnt"), "BM25 should not find it first by words");
 
+    // A query in a script the library is not written in: BM25 finds
+    // nothing, the citation channel only neighbours, and the answer says so.
+    let fused = Recommender::with_channels(lib.clone(), &["bm25", "citation"]).unwrap();
+    let other = fused.recommend(&Query::new("Каждое слово размечено скрытой марковской моделью второго порядка [CIT].")).unwrap();
+    assert!(!other.candidates.is_empty());
+    assert_eq!(other.notices, [citewise::pipeline::recommender::MEANING_ONLY]);
+    let english = fused.recommend(&Query::new(context)).unwrap();
+    assert!(!english.notices.iter().any(|n| n == citewise::pipeline::recommender::MEANING_ONLY), "{:?}", english.notices);
+
     // With every candidate's vector kept, the rerank stage splits the
     // cross-encoder's pairs over two threads: same order, same scores.
     let after = reranked(&lib);

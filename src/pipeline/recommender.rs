@@ -108,12 +108,33 @@ pub struct Recommendations {
 /// The notice of a complete answer with no paper in it.
 pub const NO_MATCH: &str = "no paper in the library matched the query's words (is it in the library's language?)";
 
+/// The notice of a complete answer whose papers only the channels that
+/// compare meaning found, though the word-matching ones ran.
+pub const MEANING_ONLY: &str =
+    "no paper in the library matched the query's words; these are only near it by meaning (is it in the library's language?)";
+
+/// The channels that match the query's words.
+const WORD_CHANNELS: [&str; 2] = ["bm25", "evidence"];
+
 impl Recommendations {
     /// Says so in the notices when every stage ran and nothing was found
-    /// (e.g. a query in a script the library's papers are not written in).
+    /// (e.g. a query in a script the library's papers are not written in),
+    /// or when the word-matching channels ran and found none of the papers
+    /// (then only a dense channel's nearest neighbours are left, which for
+    /// a language the encoders do not know are close to arbitrary).
     fn noting_no_results(mut self) -> Recommendations {
-        if self.complete && self.candidates.is_empty() {
+        if !self.complete {
+            return self;
+        }
+        if self.candidates.is_empty() {
             self.notices.push(NO_MATCH.to_string());
+        } else {
+            let words_ran = self.timings.iter().any(|(stage, _)| WORD_CHANNELS.contains(&stage.as_str()));
+            let words_found =
+                self.candidates.iter().any(|c| c.channels.iter().any(|ch| WORD_CHANNELS.contains(&ch.channel)));
+            if words_ran && !words_found {
+                self.notices.push(MEANING_ONLY.to_string());
+            }
         }
         self
     }
@@ -639,6 +660,40 @@ mod tests {
     fn with_confidence(mut o: ChannelOutput, c: f32) -> ChannelOutput {
         o.confidence = c;
         o
+    }
+
+    fn answer(stages: &[&str], found_by: &[&[&'static str]]) -> Recommendations {
+        let candidates = found_by
+            .iter()
+            .enumerate()
+            .map(|(i, chs)| Candidate {
+                id: format!("p{i}"),
+                score: 1.0,
+                channels: chs.iter().map(|&channel| ChannelScore { channel, rank: i + 1, score: 1.0 }).collect(),
+                paper: None,
+                evidence: Vec::new(),
+                fused_rank: i + 1,
+                rerank: None,
+                semantic: None,
+                cited_for: None,
+            })
+            .collect();
+        let timings = stages.iter().map(|s| (s.to_string(), Duration::ZERO)).collect();
+        Recommendations { stage: "fuse".into(), complete: true, candidates, timings, notices: Vec::new() }
+    }
+
+    #[test]
+    fn an_answer_found_only_by_meaning_says_so_when_word_channels_ran() {
+        let meaning_only = answer(&["bm25", "evidence", CITATION], &[&[CITATION], &[CITATION]]).noting_no_results();
+        assert_eq!(meaning_only.notices, [MEANING_ONLY]);
+        let with_words = answer(&["bm25", "evidence", CITATION], &[&[CITATION], &["bm25", CITATION]]).noting_no_results();
+        assert!(with_words.notices.is_empty(), "{:?}", with_words.notices);
+        let citation_alone = answer(&[CITATION], &[&[CITATION]]).noting_no_results();
+        assert!(citation_alone.notices.is_empty(), "only the citation channel was asked for");
+        assert_eq!(answer(&["bm25", CITATION], &[]).noting_no_results().notices, [NO_MATCH]);
+        let mut partial = answer(&["bm25", CITATION], &[&[CITATION]]);
+        partial.complete = false;
+        assert!(partial.noting_no_results().notices.is_empty(), "early results of a stream say nothing yet");
     }
 
     #[test]
