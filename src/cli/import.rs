@@ -125,7 +125,7 @@ pub enum CitationVectors {
 /// Encodes the papers that have no current vector under the citation
 /// bi-encoder (the citation channel; resumable, on every core).
 pub fn embed_citation(lib: &Library, when: CitationVectors) -> Result<()> {
-    if when == CitationVectors::KeepCurrent && !lib.citation_vectors_dir().join("vectors.json").exists() {
+    if when == CitationVectors::KeepCurrent && !crate::index::vectors::VectorStore::exists(&lib.citation_vectors_dir()) {
         if lib.papers().num_papers() > 0 {
             eprintln!("note: `citewise embed` adds the citation channel (papers found by meaning); it encodes every paper once");
         }

@@ -107,6 +107,11 @@ impl VectorStore {
         Ok(())
     }
 
+    /// Whether a store has been written at `dir` (without opening it).
+    pub fn exists(dir: &Path) -> bool {
+        dir.join(MANIFEST).exists()
+    }
+
     /// Live vectors listed in the store at `dir` (none: no store there),
     /// whatever their encoder; reads only the manifest.
     pub fn manifest_len(dir: &Path) -> Option<usize> {

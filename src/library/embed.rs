@@ -3,6 +3,7 @@
 //! or changed papers only), committed in batches so that an interrupted run
 //! resumes.
 
+use crate::corpus::Paper;
 use crate::error::Result;
 use crate::index::vectors::VectorStore;
 use crate::library::Library;
@@ -27,21 +28,29 @@ pub fn text_hash(title: &str, abstract_text: &str) -> u64 {
     fnv1a64(format!("{title}\n{abstract_text}").as_bytes())
 }
 
-/// Encodes the papers that have no current vector. `on_start(n)` is called
-/// with the number to encode, `on_progress(k)` after each batch.
-pub fn embed_library(lib: &Library, encoder: &HattenEncoder, on_start: &dyn Fn(u64), on_progress: &dyn Fn(u64)) -> Result<EmbedSummary> {
-    let mut store = VectorStore::open(&lib.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
-    let mut todo: Vec<(String, u64, DocText)> = Vec::new();
+/// The papers whose vector in `store` is missing or stale, each as (id,
+/// text hash, what `text` makes of it to encode), and how many are current.
+fn stale_papers<T>(lib: &Library, store: &VectorStore, text: impl Fn(&Paper) -> T) -> Result<(Vec<(String, u64, T)>, usize)> {
+    let mut todo = Vec::new();
     let mut kept = 0;
     lib.papers().for_each_paper(&mut |p| {
         let h = text_hash(&p.title, &p.abstract_text);
         if store.is_current(&p.id, h) {
             kept += 1;
         } else {
-            todo.push((p.id, h, DocText::paper(&p.title, &p.abstract_text)));
+            let t = text(&p);
+            todo.push((p.id, h, t));
         }
         Ok(())
     })?;
+    Ok((todo, kept))
+}
+
+/// Encodes the papers that have no current vector. `on_start(n)` is called
+/// with the number to encode, `on_progress(k)` after each batch.
+pub fn embed_library(lib: &Library, encoder: &HattenEncoder, on_start: &dyn Fn(u64), on_progress: &dyn Fn(u64)) -> Result<EmbedSummary> {
+    let mut store = VectorStore::open(&lib.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
+    let (todo, kept) = stale_papers(lib, &store, |p| DocText::paper(&p.title, &p.abstract_text))?;
     on_start(todo.len() as u64);
     for chunk in todo.chunks(COMMIT_EVERY) {
         let texts: Vec<DocText> = chunk.iter().map(|t| t.2.clone()).collect();
@@ -66,17 +75,7 @@ pub fn embed_citation_vectors(
     on_progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EmbedSummary> {
     let mut store = VectorStore::open(&lib.citation_vectors_dir(), encoder.dim(), &encoder.fingerprint())?;
-    let mut todo: Vec<(String, u64, String)> = Vec::new();
-    let mut kept = 0;
-    lib.papers().for_each_paper(&mut |p| {
-        let h = text_hash(&p.title, &p.abstract_text);
-        if store.is_current(&p.id, h) {
-            kept += 1;
-        } else {
-            todo.push((p.id, h, paper_text(&p.title, &p.abstract_text)));
-        }
-        Ok(())
-    })?;
+    let (todo, kept) = stale_papers(lib, &store, |p| paper_text(&p.title, &p.abstract_text))?;
     on_start(todo.len() as u64);
     let threads = threads.max(1);
     let dim = encoder.dim();

@@ -28,7 +28,7 @@ pub struct CitationChannel {
 /// The library's paper vectors under `encoder`, when it has any.
 pub fn open_citation_vectors(library: &Library, encoder: &BiEncoder) -> Result<Option<VectorStore>> {
     let dir = library.citation_vectors_dir();
-    if !dir.join("vectors.json").exists() {
+    if !VectorStore::exists(&dir) {
         return Ok(None);
     }
     let store = VectorStore::open(&dir, encoder.dim(), &encoder.fingerprint())?;

@@ -511,13 +511,11 @@ impl Recommender {
                 let second = s.spawn(move || reranker.score(q, &texts[half..]));
                 let first = reranker.score(&q, &texts[..half]);
                 let cosines = self.similarity.as_ref().map(|sim| sim.cosines(&local, &papers, stored)).transpose();
-                let scores = match (first, second.join().expect("cross-encoder scorer panicked")) {
-                    (Ok(mut a), Ok(b)) => {
-                        a.extend(b);
-                        Ok(a)
-                    }
-                    (Err(e), _) | (_, Err(e)) => Err(e),
-                };
+                let second = second.join().expect("cross-encoder scorer panicked");
+                let scores = first.and_then(|mut a| {
+                    a.extend(second?);
+                    Ok(a)
+                });
                 return (scores, cosines, cited.join().expect("cited-for scorer panicked"));
             }
             let (head, tail) = papers.split_at(split);
@@ -597,7 +595,7 @@ fn order_of(scores: &[f32]) -> Vec<usize> {
 /// The library's citation vectors, when it has any (and the citation
 /// bi-encoder is installed).
 fn citation_vectors(library: &Library) -> Result<Option<Arc<VectorStore>>> {
-    if !library.citation_vectors_dir().join("vectors.json").exists() {
+    if !VectorStore::exists(&library.citation_vectors_dir()) {
         return Ok(None);
     }
     let encoder = shared_citation_encoder()?;
