@@ -126,6 +126,8 @@ fn eval_on_a_tiny_benchmark_and_compare() {
     assert!(o.status.success(), "{}", stderr(&o));
     let table = stdout(&o);
     assert!(table.contains("stages=bm25 papers=3"), "{table}");
+    // The shipped HAtten encoder gives the pool its dense vectors.
+    assert!(table.contains("dense vectors: 3 papers encoded"), "{table}");
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out_a).unwrap()).unwrap();
     let all = &r["sources"][0];
     assert_eq!(all["source"], "all");
@@ -142,7 +144,7 @@ fn eval_on_a_tiny_benchmark_and_compare() {
     assert!(o.status.success(), "{}", stderr(&o));
     // Every channel by default: the pool's papers get citation vectors first.
     assert!(stdout(&o).contains("citation vectors: 3 papers encoded"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("stages=bm25,evidence,citation"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("stages=bm25,evidence,citation,hatten"), "{}", stdout(&o));
     let o = citewise(&lib, &["eval", "--compare", out_a.to_str().unwrap(), out_b.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("0.667 1.000 +0.333"), "{}", stdout(&o));

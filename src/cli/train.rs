@@ -59,6 +59,22 @@ pub struct HattenArgs {
     /// Words kept from an abstract
     #[arg(long, default_value_t = 128)]
     pub abstract_words: usize,
+    /// Frozen word vectors: a BERT model directory whose WordPiece
+    /// embeddings are read (`minilm-citation-v4`), or `glove-6b-50d`
+    #[arg(long, default_value = crate::neural::words::BERT_WORDS_DIR, value_name = "NAME")]
+    pub word_vectors: String,
+    /// Share of training queries that lose the citing title and abstract
+    #[arg(long, default_value_t = TrainOptions::default().global_dropout)]
+    pub global_dropout: f32,
+    /// How the triplets with the batch's other papers are averaged
+    #[arg(long, value_enum, default_value_t = TrainOptions::default().batch_negatives)]
+    pub batch_negatives: crate::neural::train::BatchNegatives,
+    /// Objective: margin triplets, or the same triplets under a softmax
+    #[arg(long, value_enum, default_value_t = TrainOptions::default().loss)]
+    pub loss: crate::neural::train::Loss,
+    /// Softmax temperature (`--loss softmax`)
+    #[arg(long, default_value_t = TrainOptions::default().temperature)]
+    pub temperature: f32,
     #[arg(long, default_value_t = TrainOptions::default().seed)]
     pub seed: u64,
     /// Compute device
@@ -107,12 +123,14 @@ impl TrainProgress for Bars {
     }
     fn epoch(&self, r: &EpochReport) {
         self.bar.suspend(|| eprintln!(
-            "epoch {:>2}: {} steps, loss {:.4}, val R@10 {:.3}, R@100 {:.3}, {:.0} s{}",
+            "epoch {:>2}: {} steps, loss {:.4}, val R@10 {:.3}, R@100 {:.3} (local context only: {:.3}, {:.3}), {:.0} s{}",
             r.epoch,
             r.steps,
             r.loss,
             r.val_r10,
             r.val_r100,
+            r.val_local_r10,
+            r.val_local_r100,
             r.seconds,
             if r.best { "  (best so far)" } else { "" }
         ));
@@ -129,8 +147,13 @@ pub fn run(a: &TrainArgs) -> Result<()> {
 fn hatten(a: &HattenArgs) -> Result<()> {
     let backend = select(a.device);
     eprintln!("backend: {} on {}", backend.name, backend.adapter);
-    let words = WordVectors::load_default()?;
-    let config = HattenConfig::new().with_d_model(a.width).with_max_abstract_words(a.abstract_words).with_word_dim(words.dim());
+    let words = WordVectors::load_named(&a.word_vectors)?;
+    eprintln!("word vectors: {} ({} rows, {}-d)", a.word_vectors, words.len(), words.dim());
+    let config = HattenConfig::new()
+        .with_d_model(a.width)
+        .with_max_abstract_words(a.abstract_words)
+        .with_word_dim(words.dim())
+        .with_word_vectors(Some(a.word_vectors.clone()));
     let opts = TrainOptions {
         epochs: a.epochs,
         batch: a.batch,
@@ -140,6 +163,10 @@ fn hatten(a: &HattenArgs) -> Result<()> {
         train_limit: a.train_limit,
         val_limit: a.val_limit,
         max_minutes: a.max_minutes,
+        global_dropout: a.global_dropout,
+        batch_negatives: a.batch_negatives,
+        loss: a.loss,
+        temperature: a.temperature,
         seed: a.seed,
         ..TrainOptions::default()
     };

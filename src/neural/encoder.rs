@@ -16,6 +16,10 @@ use burn::tensor::Device;
 /// `config.json` + `model.safetensors` as `citewise train hatten` writes them.
 pub const HATTEN_DIR: &str = "hatten";
 
+/// The HAtten weights shipped with citewise (config and weights; how they
+/// were trained is in `assets/README.md`), used when the models directory
+/// holds none of its own.
+const SHIPPED: (&str, &[u8]) = (include_str!("../../assets/hatten/config.json"), include_bytes!("../../assets/hatten/model.safetensors"));
 
 pub struct HattenEncoder {
     model: Hatten,
@@ -31,13 +35,25 @@ pub struct HattenEncoder {
 }
 
 impl HattenEncoder {
-    /// The trained weights in the models directory's `hatten/`.
+    /// The weights in the models directory's `hatten/` (written by
+    /// `citewise train hatten`), else the shipped ones. Either way the word
+    /// vectors they name come from the models directory.
     pub fn load_default(device: &Device) -> Result<HattenEncoder> {
         let dir = models_dir()?.join(HATTEN_DIR);
-        if !dir.join("model.safetensors").exists() {
-            return Err(Error::Library(format!("no HAtten weights: train them with `citewise train hatten --out {}`", dir.display())));
+        if dir.join("model.safetensors").exists() {
+            let config = HattenConfig::from_file(&dir.join("config.json"))?;
+            return Self::load_dir(&dir, Arc::new(WordVectors::load_named(config.word_vectors_name())?), device);
         }
-        Self::load_dir(&dir, Arc::new(WordVectors::load_default()?), device)
+        Self::shipped(device)
+    }
+
+    /// The weights shipped in `assets/hatten/`.
+    pub fn shipped(device: &Device) -> Result<HattenEncoder> {
+        let name = "assets/hatten/config.json";
+        let config: HattenConfig =
+            serde_json::from_str(SHIPPED.0).map_err(|e| Error::Parse { path: name.into(), line: e.line(), reason: e.to_string() })?;
+        let words = WordVectors::load_named(config.word_vectors_name())?;
+        Self::from_parts(config, SHIPPED.1.to_vec(), "shipped (assets/hatten)".into(), Arc::new(words), device)
     }
 
     /// Weights written by `citewise train hatten` in `dir`.
@@ -49,8 +65,14 @@ impl HattenEncoder {
     }
 
     fn from_parts(config: HattenConfig, bytes: Vec<u8>, source: String, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
-        if config.word_dim != words.dim() {
-            return Err(Error::Library(format!("{source}: the encoder expects {}-d word vectors, the loaded ones are {}-d", config.word_dim, words.dim())));
+        if config.word_dim != words.dim() || config.word_vectors_name() != words.name {
+            return Err(Error::Library(format!(
+                "{source}: the encoder expects {}-d word vectors from {}, the loaded ones are {}-d from {}",
+                config.word_dim,
+                config.word_vectors_name(),
+                words.dim(),
+                words.name
+            )));
         }
         let fingerprint = format!("hatten-{:016x}", crate::util::fnv1a64(&bytes));
         let model = Hatten::load_bytes(&config, bytes, &source, device)?;

@@ -45,6 +45,11 @@ impl DocText {
         DocText { context: String::new(), title: title.into(), abstract_text: abstract_text.into() }
     }
 
+    /// The local context alone (no citing title or abstract).
+    pub fn local_only(&self) -> DocText {
+        DocText { context: self.context.clone(), ..DocText::default() }
+    }
+
     fn field(&self, f: Field) -> &str {
         match f {
             Field::Context => &self.context,
@@ -56,6 +61,9 @@ impl DocText {
 
 #[derive(Config, Debug)]
 pub struct HattenConfig {
+    /// The frozen word vectors (a models-directory name, see
+    /// [`super::words::WordVectors::load_named`]); GloVe when absent.
+    pub word_vectors: Option<String>,
     /// Width of the frozen word vectors.
     #[config(default = 50)]
     pub word_dim: usize,
@@ -98,6 +106,11 @@ impl HattenConfig {
             document_layer: layer(),
             document_pool: MultiHeadPool::new(self.d_model, self.heads, device),
         }
+    }
+
+    /// The models-directory name of the word vectors this encoder reads.
+    pub fn word_vectors_name(&self) -> &str {
+        self.word_vectors.as_deref().unwrap_or(super::words::GLOVE_DIR)
     }
 
     fn max_words(&self, f: Field) -> usize {

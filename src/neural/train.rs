@@ -1,15 +1,19 @@
 //! Training HAtten on a benchmark's `train` split.
 //!
-//! Triplet loss with a margin on cosine similarities. Each query's positive
-//! is a cited paper, or a near-duplicate of one: a candidate of the current
+//! Each query forms triplets (query, positive, negative) scored by cosine:
+//! by default under a softmax (the positive's cross-entropy against all of
+//! its negatives at temperature 0.05), or as margin triplet losses
+//! ([`Loss`]). Each query's positive is a cited paper, or a near-duplicate of one: a candidate of the current
 //! model's prefetch that is not cited but whose words overlap a cited
 //! paper's by Jaccard ≥ `jaccard`. Its hard negative is drawn from the
 //! current model's top-`hard_negatives` non-cited candidates; every other
 //! paper of the batch is a further (random) negative. The mined lists are
 //! refreshed at the start of every epoch over a mining pool (every cited
 //! paper of `train`/`val` plus random pool papers), which also serves to
-//! validate R@10 / R@100 on `val` after each epoch. The best epoch's
-//! weights are kept; a run resumes from its last finished epoch.
+//! validate R@10 / R@100 on `val` after each epoch, with and without the
+//! citing title and abstract (a share of the training queries drop them
+//! too). The best epoch's weights (highest mean of those four recalls) are
+//! kept; a run resumes from its last finished epoch.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -17,6 +21,7 @@ use std::time::Instant;
 
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Tensor, TensorData};
 use rand::rngs::StdRng;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -36,6 +41,33 @@ use crate::util::write_atomic;
 
 /// Papers embedded per inference batch.
 pub const EMBED_BATCH: usize = 128;
+
+/// The training objective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Loss {
+    /// Margin triplet loss: the mined hard negative, and the batch's other
+    /// papers as [`BatchNegatives`] says. On short runs it collapses the
+    /// encoder (every text near the same vector); kept for comparison.
+    Triplet,
+    /// The same triplets scored together: softmax cross-entropy of the
+    /// positive's cosine against the negatives', at a temperature.
+    #[default]
+    Softmax,
+}
+
+/// How the triplets formed with the other papers of a batch are averaged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BatchNegatives {
+    /// Over every triplet.
+    All,
+    /// Over the triplets that violate the margin.
+    #[default]
+    Active,
+    /// Only each query's hardest in-batch negative.
+    Hardest,
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrainOptions {
@@ -57,6 +89,18 @@ pub struct TrainOptions {
     pub val_limit: Option<usize>,
     /// Stop after this many minutes (at the end of a step), then validate.
     pub max_minutes: Option<f64>,
+    /// Probability that a training query loses its citing title and
+    /// abstract, so that the encoder also learns local-context-only queries
+    /// (what the editor sends when the draft has no title or abstract).
+    #[serde(default)]
+    pub global_dropout: f32,
+    #[serde(default)]
+    pub batch_negatives: BatchNegatives,
+    #[serde(default)]
+    pub loss: Loss,
+    /// Softmax temperature ([`Loss::Softmax`]).
+    #[serde(default = "default_temperature")]
+    pub temperature: f32,
     pub seed: u64,
 }
 
@@ -65,7 +109,7 @@ impl Default for TrainOptions {
         TrainOptions {
             epochs: 6,
             batch: 32,
-            learning_rate: 5e-4,
+            learning_rate: 1e-3,
             margin: 0.1,
             hard_negatives: 50,
             jaccard: 0.5,
@@ -73,9 +117,17 @@ impl Default for TrainOptions {
             train_limit: None,
             val_limit: None,
             max_minutes: None,
+            global_dropout: 0.5,
+            batch_negatives: BatchNegatives::Active,
+            loss: Loss::Softmax,
+            temperature: default_temperature(),
             seed: 17,
         }
     }
+}
+
+fn default_temperature() -> f32 {
+    0.05
 }
 
 /// What one epoch achieved.
@@ -84,11 +136,25 @@ pub struct EpochReport {
     pub epoch: usize,
     pub steps: usize,
     pub loss: f32,
-    /// Validation recall over the mining pool.
+    /// Validation recall over the mining pool, queries with the citing
+    /// title and abstract.
     pub val_r10: f64,
     pub val_r100: f64,
+    /// The same with local-context-only queries.
+    #[serde(default)]
+    pub val_local_r10: f64,
+    #[serde(default)]
+    pub val_local_r100: f64,
     pub seconds: f64,
     pub best: bool,
+}
+
+impl EpochReport {
+    /// What the best epoch is chosen by: the mean of the four validation
+    /// recalls (R@10 and R@100, with and without the global context).
+    pub fn score(&self) -> f64 {
+        (self.val_r10 + self.val_r100 + self.val_local_r10 + self.val_local_r100) / 4.0
+    }
 }
 
 /// Progress callbacks (the CLI draws bars).
@@ -112,7 +178,9 @@ impl TrainProgress for Quiet {
 struct TrainState {
     /// Epochs finished.
     epochs_done: usize,
-    best_r10: f64,
+    /// The best epoch's mean of the four validation recalls.
+    #[serde(alias = "best_r10")]
+    best_score: f64,
     history: Vec<EpochReport>,
     options: Option<TrainOptions>,
 }
@@ -269,6 +337,7 @@ pub fn train(
     let mut word_sets: HashMap<usize, HashSet<String>> = HashMap::new();
     let train_texts: Vec<DocText> = train_ex.iter().map(|e| e.text.clone()).collect();
     let val_texts: Vec<DocText> = val_ex.iter().map(|e| e.text.clone()).collect();
+    let val_local: Vec<DocText> = val_ex.iter().map(|e| e.text.local_only()).collect();
     // The pool's vectors under the current weights, when validation has
     // already computed them (the next epoch mines with the same weights).
     let mut current_pool: Option<Vec<f32>> = None;
@@ -334,7 +403,13 @@ pub fn train(
             for &p in pos_ids.iter().chain(&neg_ids) {
                 docs.push(DocText::paper(&papers[p].title, &papers[p].abstract_text));
             }
-            let queries: Vec<DocText> = batch.iter().map(|&qi| train_ex[qi].text.clone()).collect();
+            let queries: Vec<DocText> = batch
+                .iter()
+                .map(|&qi| {
+                    let t = &train_ex[qi].text;
+                    if !t.context.is_empty() && rng.random::<f32>() < opts.global_dropout { t.local_only() } else { t.clone() }
+                })
+                .collect();
             // Which batch papers may serve as negatives of which query.
             let mut valid = vec![0f32; b * 2 * b];
             let mut pos_hot = vec![0f32; b * 2 * b];
@@ -353,11 +428,16 @@ pub fn train(
             let sims = q.matmul(p.transpose()); // [b, 2b]
             let tensor = |v: Vec<f32>| Tensor::<2>::from_data(TensorData::new(v, [b, 2 * b]), &ad);
             let (valid, pos_hot, neg_hot) = (tensor(valid), tensor(pos_hot), tensor(neg_hot));
-            let pos = (sims.clone() * pos_hot).sum_dim(1); // [b, 1]
-            let hard_neg = (sims.clone() * neg_hot).sum_dim(1);
-            let hard_loss = (hard_neg - pos.clone()).add_scalar(opts.margin).clamp_min(0.0).mean();
-            let batch_loss = ((sims - pos).add_scalar(opts.margin).clamp_min(0.0) * valid.clone()).sum() / valid.sum().clamp_min(1.0);
-            let loss = hard_loss + batch_loss;
+            let loss = match opts.loss {
+                Loss::Triplet => triplet_loss(sims, valid, pos_hot, neg_hot, opts),
+                Loss::Softmax => {
+                    // Cross-entropy of the positive against the hard negative
+                    // and the batch's other papers (never another positive).
+                    let allowed = valid + pos_hot.clone();
+                    let logits = sims / opts.temperature as f64 + (allowed - 1.0) * 1.0e4;
+                    -(log_softmax(logits, 1) * pos_hot).sum_dim(1).mean()
+                }
+            };
             let value = loss.clone().into_scalar::<f32>();
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = optim.step(opts.learning_rate, model, grads);
@@ -371,35 +451,41 @@ pub fn train(
 
         // Validate.
         let inference = model.valid();
-        progress.phase("validating", val_ex.len() as u64);
+        progress.phase("validating", 2 * val_ex.len() as u64);
         let pool_vecs = embed(&inference, config, words, &pool_texts, device, &|_| {});
-        let vv = embed(&inference, config, words, &val_texts, device, &|n| progress.advance(n, None));
-        let (mut r10, mut r100) = (0f64, 0f64);
-        for (qi, e) in val_ex.iter().enumerate() {
-            let hits = top_k(&pool_vecs, d, &vv[qi * d..(qi + 1) * d], 100, 2);
-            let ranked: Vec<usize> = hits.into_iter().map(|(r, _)| pool[r]).collect();
-            let found = |k: usize| e.cited.iter().filter(|c| ranked[..k.min(ranked.len())].contains(c)).count() as f64 / e.cited.len() as f64;
-            r10 += found(10);
-            r100 += found(100);
-        }
-        let n = val_ex.len() as f64;
-        let (r10, r100) = (r10 / n, r100 / n);
+        let recall = |texts: &[DocText]| {
+            let vv = embed(&inference, config, words, texts, device, &|n| progress.advance(n, None));
+            let (mut r10, mut r100) = (0f64, 0f64);
+            for (qi, e) in val_ex.iter().enumerate() {
+                let hits = top_k(&pool_vecs, d, &vv[qi * d..(qi + 1) * d], 100, 2);
+                let ranked: Vec<usize> = hits.into_iter().map(|(r, _)| pool[r]).collect();
+                let found = |k: usize| e.cited.iter().filter(|c| ranked[..k.min(ranked.len())].contains(c)).count() as f64 / e.cited.len() as f64;
+                r10 += found(10);
+                r100 += found(100);
+            }
+            let n = val_ex.len() as f64;
+            (r10 / n, r100 / n)
+        };
+        let (r10, r100) = recall(&val_texts);
+        let (local_r10, local_r100) = recall(&val_local);
         current_pool = Some(pool_vecs);
-        let best = r10 > state.best_r10 || state.history.is_empty();
-        inference.save(&files.last())?;
-        if best {
-            state.best_r10 = r10;
-            inference.save(&files.best())?;
-        }
-        let report = EpochReport {
+        let mut report = EpochReport {
             epoch: epoch + 1,
             steps: done_steps,
             loss: loss_sum / done_steps.max(1) as f32,
             val_r10: r10,
             val_r100: r100,
+            val_local_r10: local_r10,
+            val_local_r100: local_r100,
             seconds: t0.elapsed().as_secs_f64(),
-            best,
+            best: false,
         };
+        report.best = report.score() > state.best_score || state.history.is_empty();
+        inference.save(&files.last())?;
+        if report.best {
+            state.best_score = report.score();
+            inference.save(&files.best())?;
+        }
         progress.epoch(&report);
         state.history.push(report);
         state.epochs_done = epoch + 1;
@@ -409,6 +495,33 @@ pub fn train(
         }
     }
     Ok(state.history)
+}
+
+/// The margin triplet loss of a batch: `sims` `[b, 2b]` are the queries'
+/// cosines with the batch's papers; `pos_hot` / `neg_hot` mark each query's
+/// positive and mined hard negative, `valid` the papers that are not its
+/// positives.
+fn triplet_loss(sims: Tensor<2>, valid: Tensor<2>, pos_hot: Tensor<2>, neg_hot: Tensor<2>, opts: &TrainOptions) -> Tensor<1> {
+    let pos = (sims.clone() * pos_hot).sum_dim(1); // [b, 1]
+    let hard_neg = (sims.clone() * neg_hot).sum_dim(1);
+    let hard_loss = (hard_neg - pos.clone()).add_scalar(opts.margin).clamp_min(0.0).mean();
+    let violations = (sims.clone() - pos.clone()).add_scalar(opts.margin).clamp_min(0.0) * valid.clone();
+    let batch_loss = match opts.batch_negatives {
+        // Averaged over every in-batch triplet.
+        BatchNegatives::All => violations.sum() / valid.sum().clamp_min(1.0),
+        // Averaged over the triplets that still violate the margin, so that
+        // easy negatives do not dilute the gradient.
+        BatchNegatives::Active => {
+            let active = violations.clone().greater_elem(0.0).float().sum().clamp_min(1.0);
+            violations.sum() / active
+        }
+        // Only each query's hardest in-batch negative.
+        BatchNegatives::Hardest => {
+            let masked = sims + (valid - 1.0) * 4.0;
+            (masked.max_dim(1) - pos).add_scalar(opts.margin).clamp_min(0.0).mean()
+        }
+    };
+    hard_loss + batch_loss
 }
 
 /// |a ∩ b| / |a ∪ b|.

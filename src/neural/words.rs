@@ -1,5 +1,8 @@
-//! Frozen word vectors (GloVe 6B 50-d) and the word tokenizer that matches
-//! them: lowercase runs of letters or digits.
+//! Frozen word vectors for HAtten, and the tokenizer that matches them:
+//! GloVe 6B 50-d over lowercase runs of letters or digits, or a BERT
+//! model's token embedding table over its WordPiece tokens (each row as
+//! BERT's first layer sees it without a position, `LayerNorm(word + type 0)`,
+//! then every column standardised over the vocabulary).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -14,6 +17,9 @@ use crate::error::{Error, Result};
 pub const GLOVE_DIR: &str = "glove-6b-50d";
 /// The vocabulary size used (the most frequent GloVe words).
 pub const GLOVE_FILES: (&str, &str) = ("vocab.top100k.txt", "glove.6B.50d.top100k.safetensors");
+/// The BERT model whose token embeddings HAtten can read instead of GloVe
+/// (the citation bi-encoder: its WordPiece vectors are tuned on citations).
+pub const BERT_WORDS_DIR: &str = "minilm-citation-v4";
 
 static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\p{L}\p{N}]+").unwrap());
 
@@ -22,17 +28,116 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     WORD.find_iter(text).map(|m| m.as_str().to_lowercase())
 }
 
+/// How text becomes rows of the table.
+enum Vocabulary {
+    /// Whole lowercase words (GloVe).
+    Words(HashMap<String, u32>),
+    /// WordPiece tokens, without special tokens; `unknown` is skipped.
+    WordPiece { tokenizer: Box<tokenizers::Tokenizer>, unknown: Option<u32> },
+}
+
+/// Centres every column of a `[rows, dim]` table on zero and scales it to
+/// unit variance. BERT's token vectors share a large common component and a
+/// few outlier dimensions; left in, they make every text's vector point the
+/// same way.
+fn standardize(table: &mut [f32], dim: usize) {
+    let rows = (table.len() / dim).max(1) as f64;
+    let mut mean = vec![0f64; dim];
+    let mut sq = vec![0f64; dim];
+    for row in table.chunks_exact(dim) {
+        for (i, x) in row.iter().enumerate() {
+            mean[i] += *x as f64;
+            sq[i] += (*x as f64) * (*x as f64);
+        }
+    }
+    let scale: Vec<f64> = (0..dim)
+        .map(|i| {
+            mean[i] /= rows;
+            let var = sq[i] / rows - mean[i] * mean[i];
+            1.0 / var.max(1e-12).sqrt()
+        })
+        .collect();
+    for row in table.chunks_exact_mut(dim) {
+        for (i, x) in row.iter_mut().enumerate() {
+            *x = ((*x as f64 - mean[i]) * scale[i]) as f32;
+        }
+    }
+}
+
 /// A table of word vectors with its vocabulary.
 pub struct WordVectors {
-    index: HashMap<String, u32>,
+    vocabulary: Vocabulary,
     table: Vec<f32>,
     dim: usize,
+    /// The models-directory name they were loaded from.
+    pub name: String,
 }
 
 impl WordVectors {
     /// Loads the GloVe vectors from the models directory.
     pub fn load_default() -> Result<WordVectors> {
-        Self::load(&models_dir()?.join(GLOVE_DIR))
+        Self::load_named(GLOVE_DIR)
+    }
+
+    /// Loads the word vectors a HAtten config names: [`GLOVE_DIR`], or a
+    /// BERT model directory (such as [`BERT_WORDS_DIR`]) for its token table.
+    pub fn load_named(name: &str) -> Result<WordVectors> {
+        let dir = models_dir()?.join(name);
+        let mut w = if name == GLOVE_DIR { Self::load(&dir)? } else { Self::load_bert(&dir)? };
+        w.name = name.to_string();
+        Ok(w)
+    }
+
+    /// The token embedding table of the BERT model in `dir`
+    /// (`model.safetensors`, `config.json`, `tokenizer.json`), each row
+    /// `LayerNorm(word_embeddings[i] + token_type_embeddings[0])`.
+    pub fn load_bert(dir: &Path) -> Result<WordVectors> {
+        let weights = dir.join("model.safetensors");
+        let tokenizer_path = dir.join("tokenizer.json");
+        for p in [&weights, &tokenizer_path] {
+            if !p.exists() {
+                return Err(Error::Library(format!("word vectors missing: {}: {FETCH_HINT}", p.display())));
+            }
+        }
+        let config = super::bert::BertConfig::from_file(&dir.join("config.json"))?;
+        let bytes = std::fs::read(&weights).map_err(|e| Error::io(&weights, e))?;
+        let bad = |reason: String| Error::Library(format!("{}: {reason}", weights.display()));
+        let st = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
+        let tensor = |name: &str, rows: Option<usize>| -> Result<(Vec<f32>, Vec<usize>)> {
+            let t = st.tensor(name).map_err(|e| bad(format!("tensor `{name}`: {e}")))?;
+            let shape = t.shape().to_vec();
+            let width_ok = shape.last() == Some(&config.hidden_size) && shape.len() == rows.map_or(1, |_| 2);
+            if t.dtype() != safetensors::Dtype::F32 || !width_ok {
+                return Err(bad(format!("tensor `{name}` is {:?} {shape:?}; expected F32 with width {}", t.dtype(), config.hidden_size)));
+            }
+            Ok((t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(), shape))
+        };
+        let (words, shape) = tensor("embeddings.word_embeddings.weight", Some(0))?;
+        let (types, _) = tensor("embeddings.token_type_embeddings.weight", Some(0))?;
+        let (gamma, _) = tensor("embeddings.LayerNorm.weight", None)?;
+        let (beta, _) = tensor("embeddings.LayerNorm.bias", None)?;
+        let dim = shape[1];
+        let mut table = words;
+        for row in table.chunks_exact_mut(dim) {
+            for (x, t) in row.iter_mut().zip(&types[..dim]) {
+                *x += t;
+            }
+            let mean = row.iter().sum::<f32>() / dim as f32;
+            let var = row.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / dim as f32;
+            let scale = 1.0 / (var + config.layer_norm_eps as f32).sqrt();
+            for (i, x) in row.iter_mut().enumerate() {
+                *x = (*x - mean) * scale * gamma[i] + beta[i];
+            }
+        }
+        standardize(&mut table, dim);
+        let mut tokenizer = tokenizers::Tokenizer::from_file(&tokenizer_path).map_err(|e| Error::Library(format!("{}: {e}", tokenizer_path.display())))?;
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| Error::Library(format!("{}: {e}", tokenizer_path.display())))?;
+        let unknown = tokenizer.token_to_id("[UNK]");
+        if tokenizer.get_vocab_size(true) > shape[0] {
+            return Err(bad(format!("the tokenizer has {} tokens but the table {} rows", tokenizer.get_vocab_size(true), shape[0])));
+        }
+        Ok(WordVectors { vocabulary: Vocabulary::WordPiece { tokenizer: Box::new(tokenizer), unknown }, table, dim, name: String::new() })
     }
 
     /// Loads `vocab.top100k.txt` and its safetensors table (tensor
@@ -64,25 +169,32 @@ impl WordVectors {
         }
         let table: Vec<f32> = t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
         let index = lines.iter().enumerate().map(|(i, w)| (w.to_string(), i as u32)).collect();
-        Ok(WordVectors { index, table, dim: shape[1] })
+        Ok(WordVectors { vocabulary: Vocabulary::Words(index), table, dim: shape[1], name: GLOVE_DIR.to_string() })
     }
 
     pub fn dim(&self) -> usize {
         self.dim
     }
 
+    /// Rows of the table.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.table.len() / self.dim.max(1)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.table.is_empty()
     }
 
-    /// Row ids of the known words of `text`, at most `max` (unknown words
-    /// are skipped: their frozen vector would be zero).
+    /// Row ids of the known words (or word pieces) of `text`, at most `max`
+    /// (unknown ones are skipped: they carry no meaning of their own).
     pub fn ids(&self, text: &str, max: usize) -> Vec<u32> {
-        words(text).filter_map(|w| self.index.get(&w).copied()).take(max).collect()
+        match &self.vocabulary {
+            Vocabulary::Words(index) => words(text).filter_map(|w| index.get(&w).copied()).take(max).collect(),
+            Vocabulary::WordPiece { tokenizer, unknown } => match tokenizer.encode(text, false) {
+                Ok(enc) => enc.get_ids().iter().copied().filter(|id| Some(*id) != *unknown).take(max).collect(),
+                Err(_) => Vec::new(),
+            },
+        }
     }
 
     /// The vector of row `id`.

@@ -166,7 +166,9 @@ pub struct Fusion {
     pub min_confidence: f32,
     /// BM25 weighs `1 + bm25_gap_weight × (s1 − s2) / s1`.
     pub bm25_gap_weight: f32,
-    /// Weight of the dense (HAtten) list.
+    /// Weight of the dense (HAtten) list. 0.5: the best of 0 / 0.25 / 0.5 / 1
+    /// on `val` beside BM25, evidence and citation (R@10 0.628 / 0.632 /
+    /// 0.633 / 0.627, MRR 0.439 / 0.444 / 0.447 / 0.441).
     #[serde(default = "default_hatten_weight")]
     pub hatten_weight: f32,
     /// Weight of the citation channel's list (the citation bi-encoder's
@@ -211,7 +213,7 @@ fn default_rerank_weight() -> f32 {
 
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 1.0, citation_weight: 0.75, rerank_weight: 0.5, semantic_weight: 0.25, cited_for_weight: 0.5 }
+        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 0.5, citation_weight: 0.75, rerank_weight: 0.5, semantic_weight: 0.25, cited_for_weight: 0.5 }
     }
 }
 
