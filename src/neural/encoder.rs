@@ -42,7 +42,8 @@ impl HattenEncoder {
         let dir = models_dir()?.join(HATTEN_DIR);
         if dir.join("model.safetensors").exists() {
             let config = HattenConfig::from_file(&dir.join("config.json"))?;
-            return Self::load_dir(&dir, Arc::new(WordVectors::load_named(config.word_vectors_name())?), device);
+            let words = WordVectors::load_named(config.word_vectors_name())?;
+            return Self::from_dir(&dir, config, Arc::new(words), device);
         }
         Self::shipped(device)
     }
@@ -58,7 +59,11 @@ impl HattenEncoder {
 
     /// Weights written by `citewise train hatten` in `dir`.
     pub fn load_dir(dir: &Path, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
-        let config = HattenConfig::from_file(&dir.join("config.json"))?;
+        Self::from_dir(dir, HattenConfig::from_file(&dir.join("config.json"))?, words, device)
+    }
+
+    /// The weights in `dir` under an already read `config`.
+    fn from_dir(dir: &Path, config: HattenConfig, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
         let path = dir.join("model.safetensors");
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         Self::from_parts(config, bytes, path.display().to_string(), words, device)

@@ -3,8 +3,9 @@
 //! Each query forms triplets (query, positive, negative) scored by cosine:
 //! by default under a softmax (the positive's cross-entropy against all of
 //! its negatives at temperature 0.05), or as margin triplet losses
-//! ([`Loss`]). Each query's positive is a cited paper, or a near-duplicate of one: a candidate of the current
-//! model's prefetch that is not cited but whose words overlap a cited
+//! ([`Loss`]). Each query's positive is a cited paper, or a near-duplicate
+//! of one: a candidate of the current model's prefetch that is not cited
+//! but whose words overlap a cited
 //! paper's by Jaccard ≥ `jaccard`. Its hard negative is drawn from the
 //! current model's top-`hard_negatives` non-cited candidates; every other
 //! paper of the batch is a further (random) negative. The mined lists are
@@ -505,20 +506,22 @@ fn triplet_loss(sims: Tensor<2>, valid: Tensor<2>, pos_hot: Tensor<2>, neg_hot: 
     let pos = (sims.clone() * pos_hot).sum_dim(1); // [b, 1]
     let hard_neg = (sims.clone() * neg_hot).sum_dim(1);
     let hard_loss = (hard_neg - pos.clone()).add_scalar(opts.margin).clamp_min(0.0).mean();
-    let violations = (sims.clone() - pos.clone()).add_scalar(opts.margin).clamp_min(0.0) * valid.clone();
+    // Every in-batch triplet's hinge, zero where the paper is a positive.
+    let violations = || (sims.clone() - pos.clone()).add_scalar(opts.margin).clamp_min(0.0) * valid.clone();
     let batch_loss = match opts.batch_negatives {
         // Averaged over every in-batch triplet.
-        BatchNegatives::All => violations.sum() / valid.sum().clamp_min(1.0),
+        BatchNegatives::All => violations().sum() / valid.clone().sum().clamp_min(1.0),
         // Averaged over the triplets that still violate the margin, so that
         // easy negatives do not dilute the gradient.
         BatchNegatives::Active => {
-            let active = violations.clone().greater_elem(0.0).float().sum().clamp_min(1.0);
-            violations.sum() / active
+            let v = violations();
+            let active = v.clone().greater_elem(0.0).float().sum().clamp_min(1.0);
+            v.sum() / active
         }
         // Only each query's hardest in-batch negative.
         BatchNegatives::Hardest => {
-            let masked = sims + (valid - 1.0) * 4.0;
-            (masked.max_dim(1) - pos).add_scalar(opts.margin).clamp_min(0.0).mean()
+            let masked = sims.clone() + (valid.clone() - 1.0) * 4.0;
+            (masked.max_dim(1) - pos.clone()).add_scalar(opts.margin).clamp_min(0.0).mean()
         }
     };
     hard_loss + batch_loss

@@ -64,12 +64,19 @@ fn standardize(table: &mut [f32], dim: usize) {
     }
 }
 
+/// The values of a little-endian F32 safetensors tensor (its dtype checked
+/// by the caller).
+fn f32_values(t: &safetensors::tensor::TensorView<'_>) -> Vec<f32> {
+    t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
 /// A table of word vectors with its vocabulary.
 pub struct WordVectors {
     vocabulary: Vocabulary,
     table: Vec<f32>,
     dim: usize,
-    /// The models-directory name they were loaded from.
+    /// The models-directory name they were loaded from (the directory's
+    /// name for a BERT table).
     pub name: String,
 }
 
@@ -83,9 +90,11 @@ impl WordVectors {
     /// BERT model directory (such as [`BERT_WORDS_DIR`]) for its token table.
     pub fn load_named(name: &str) -> Result<WordVectors> {
         let dir = models_dir()?.join(name);
-        let mut w = if name == GLOVE_DIR { Self::load(&dir)? } else { Self::load_bert(&dir)? };
-        w.name = name.to_string();
-        Ok(w)
+        if name == GLOVE_DIR {
+            Self::load(&dir)
+        } else {
+            Self::load_bert(&dir)
+        }
     }
 
     /// The token embedding table of the BERT model in `dir`
@@ -110,7 +119,7 @@ impl WordVectors {
             if t.dtype() != safetensors::Dtype::F32 || !width_ok {
                 return Err(bad(format!("tensor `{name}` is {:?} {shape:?}; expected F32 with width {}", t.dtype(), config.hidden_size)));
             }
-            Ok((t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(), shape))
+            Ok((f32_values(&t), shape))
         };
         let (words, shape) = tensor("embeddings.word_embeddings.weight", Some(0))?;
         let (types, _) = tensor("embeddings.token_type_embeddings.weight", Some(0))?;
@@ -137,7 +146,8 @@ impl WordVectors {
         if tokenizer.get_vocab_size(true) > shape[0] {
             return Err(bad(format!("the tokenizer has {} tokens but the table {} rows", tokenizer.get_vocab_size(true), shape[0])));
         }
-        Ok(WordVectors { vocabulary: Vocabulary::WordPiece { tokenizer: Box::new(tokenizer), unknown }, table, dim, name: String::new() })
+        let name = dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        Ok(WordVectors { vocabulary: Vocabulary::WordPiece { tokenizer: Box::new(tokenizer), unknown }, table, dim, name })
     }
 
     /// Loads `vocab.top100k.txt` and its safetensors table (tensor
@@ -167,7 +177,7 @@ impl WordVectors {
         if lines.len() != shape[0] {
             return Err(bad(format!("tensor `embeddings` has {} rows but the vocabulary has {} words", shape[0], lines.len())));
         }
-        let table: Vec<f32> = t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        let table = f32_values(&t);
         let index = lines.iter().enumerate().map(|(i, w)| (w.to_string(), i as u32)).collect();
         Ok(WordVectors { vocabulary: Vocabulary::Words(index), table, dim: shape[1], name: GLOVE_DIR.to_string() })
     }
