@@ -189,7 +189,7 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path, citation: super::im
     let ev = import_evidence(&lib, &[contexts_file(bench)], Some(TRAIN_SPLIT), false)?;
     if ev.files_unchanged == 0 {
         eprintln!("evidence database built from the `{TRAIN_SPLIT}` split");
-        print_evidence_summary(&ev);
+        print_evidence_summary(&ev, false);
     }
     super::import::embed_papers(&lib)?;
     super::import::embed_citation(&lib, citation)?;

@@ -5,7 +5,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::progress::ImportBar;
-use crate::library::evidence_import::{import_evidence, EvidenceImportSummary};
+use crate::evidence::inputs;
+use crate::library::evidence_import::{import_inputs, EvidenceImportSummary, EvidenceOptions};
 use crate::library::import::{import, ImportOptions, ImportSummary};
 use crate::library::Library;
 
@@ -20,13 +21,18 @@ pub struct ImportArgs {
     /// List every skipped entry (default: the first 20)
     #[arg(long)]
     pub all_skips: bool,
-    /// The files hold citing sentences for the evidence database (benchmark
-    /// contexts.jsonl or S2ORC/unarXive-style full text), not papers
+    /// The paths hold citing sentences for the evidence database, not papers:
+    /// PDFs, LaTeX (.tex, project directories, .tar.gz source bundles),
+    /// Markdown with pandoc citations, benchmark contexts.jsonl or
+    /// S2ORC/unarXive-style full text
     #[arg(long)]
     pub evidence: bool,
     /// With --evidence: keep only this split of benchmark contexts
     #[arg(long, requires = "evidence")]
     pub split: Option<String>,
+    /// With --evidence: add the BibTeX entries that LaTeX / Markdown documents cite and the library lacks
+    #[arg(long, requires = "evidence")]
+    pub add_cited: bool,
     /// Do not compute vectors for the new papers or evidence spans (`citewise embed` does it later)
     #[arg(long)]
     pub no_embed: bool,
@@ -36,9 +42,25 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
     let t = Instant::now();
     let lib = Library::open_or_create(dir)?;
     if a.evidence {
-        let files = expand_sentence_files(&a.paths)?;
-        let s = import_evidence(&lib, &files, a.split.as_deref(), a.force)?;
-        print_evidence_summary(&s);
+        let (found, problems) = inputs::expand(&a.paths);
+        for p in &problems {
+            eprintln!("skipped: {p}");
+        }
+        if found.is_empty() {
+            anyhow::bail!("no file to read citing sentences from (PDF, LaTeX, Markdown, JSON Lines) in {}", a.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        }
+        let options = EvidenceOptions { split: a.split.clone(), force: a.force, add_cited: a.add_cited };
+        let bar = super::progress::count_bar(0, "reading documents");
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        let s = import_inputs(&lib, &found, &options, &|done, total| {
+            if done == 0 {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            }
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
+        print_evidence_summary(&s, a.all_skips);
         if !a.no_embed {
             encode_spans(&lib)?;
         }
@@ -192,25 +214,21 @@ fn reason_kind(reason: &str) -> String {
     }
 }
 
-/// Files named, and the `.jsonl`/`.json` files (optionally `.gz`) inside directories.
-fn expand_sentence_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-            entries.sort();
-            out.extend(entries.into_iter().filter(|f| {
-                let n = f.to_string_lossy().to_lowercase();
-                f.is_file() && (n.ends_with(".jsonl") || n.ends_with(".jsonl.gz") || n.ends_with(".json") || n.ends_with(".json.gz"))
-            }));
-        } else {
-            out.push(p.clone());
-        }
+pub fn print_evidence_summary(s: &EvidenceImportSummary, all: bool) {
+    let rate = |a: usize, b: usize| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    let shown = |n: usize| if all { n } else { n.min(20) };
+    for line in &s.skipped[..shown(s.skipped.len())] {
+        eprintln!("skipped: {line}");
     }
-    Ok(out)
-}
-
-pub fn print_evidence_summary(s: &EvidenceImportSummary) {
+    if shown(s.skipped.len()) < s.skipped.len() {
+        eprintln!("... and {} more skipped (--all-skips lists them)", s.skipped.len() - 20);
+    }
+    for line in &s.problems[..shown(s.problems.len())] {
+        eprintln!("note: {line}");
+    }
+    if shown(s.problems.len()) < s.problems.len() {
+        eprintln!("... and {} more notes (--all-skips lists them)", s.problems.len() - 20);
+    }
     for (file, r) in &s.reports {
         for p in r.problems.iter().take(20) {
             eprintln!("skipped: {p}");
@@ -220,7 +238,6 @@ pub fn print_evidence_summary(s: &EvidenceImportSummary) {
         }
         print!("{}: {} documents, {} citing sentences", file.display(), r.documents, r.sentences);
         if r.cite_spans > 0 {
-            let rate = |a: usize, b: usize| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
             let mut by: Vec<String> = r.linked_by.iter().map(|(k, v)| format!("{k} {v}")).collect();
             by.sort();
             print!(
@@ -235,6 +252,34 @@ pub fn print_evidence_summary(s: &EvidenceImportSummary) {
             );
         }
         println!();
+    }
+    for (kind, k) in &s.kinds {
+        let t = &k.stats;
+        let by: Vec<String> = k.linked_by.iter().map(|(m, n)| format!("{m} {n}")).collect();
+        println!(
+            "{}: {} documents read ({} unchanged, {} skipped), {} matched to their library record; {} citing sentences",
+            kind.name(),
+            k.documents,
+            k.unchanged,
+            k.skipped,
+            k.identified,
+            t.sentences
+        );
+        println!(
+            "  references: {} of {} linked to library papers ({:.1}%{}); citation markers: {} of {} resolved to a reference ({:.1}%), {} to a library paper ({:.1}%)",
+            t.references_linked,
+            t.references,
+            rate(t.references_linked, t.references),
+            if by.is_empty() { String::new() } else { format!("; by {}", by.join(", ")) },
+            t.markers_resolved,
+            t.markers,
+            rate(t.markers_resolved, t.markers),
+            t.markers_linked,
+            rate(t.markers_linked, t.markers),
+        );
+    }
+    if s.papers_added > 0 {
+        println!("{} cited papers added to the library (--add-cited)", s.papers_added);
     }
     println!(
         "{} files ({} unchanged since the last import): {} sentences, {} spans extracted",

@@ -3,6 +3,7 @@
 mod bench;
 mod doctor;
 mod eval;
+mod evidence;
 mod import;
 mod progress;
 mod recommend;
@@ -60,6 +61,8 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Recommend papers to cite for a piece of text
     Recommend(recommend::RecommendArgs),
+    /// List the citing sentences in the evidence database that cite a paper
+    Evidence(evidence::EvidenceArgs),
     /// Measure recommendation quality on a citation benchmark
     Eval(eval::EvalArgs),
     /// Measure import/index speed and memory
@@ -81,6 +84,7 @@ pub fn main() -> Result<()> {
         Some(Command::Import(a)) => import::run(&library_dir(&cli)?, a),
         Some(Command::Recommend(a)) => recommend::run(&open_library(&cli)?, a),
         Some(Command::Eval(a)) => eval::run(a),
+        Some(Command::Evidence(a)) => evidence::run(&library_dir(&cli)?, a),
         Some(Command::Bench(a)) => bench::run(a),
         Some(Command::Info(a)) => info(&cli, a),
         Some(Command::Doctor) => doctor::run(&library_dir(&cli)?),

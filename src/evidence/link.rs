@@ -1,10 +1,23 @@
 //! Linking bibliography entries of full text to library papers: by DOI, by
 //! arXiv id, then by a normalised title that appears in the raw reference.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde_json::Value;
 
+use super::document::{Document, Reference};
 use crate::corpus::paper::{normalize_doi, ARXIV_ID};
+use crate::corpus::Paper;
 use crate::index::PaperIndex;
+
+/// A DOI in running text (a reference, a first page).
+static DOI_IN_TEXT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[^\s\]\[,;<>\x22]+[^\s\]\[,;<>\x22.)])").unwrap());
+/// An arXiv identifier in running text.
+static ARXIV_IN_TEXT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)(?:arxiv(?:\s*preprint)?\s*(?:arxiv)?\s*:?\s*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5})").unwrap());
+static YEARS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(1[89]\d\d|20\d\d)\b").unwrap());
 
 /// How an entry was linked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +25,8 @@ pub enum LinkMethod {
     Doi,
     Arxiv,
     Title,
+    /// Imported from the document's own bibliography (`--add-cited`).
+    Added,
 }
 
 impl LinkMethod {
@@ -20,6 +35,7 @@ impl LinkMethod {
             LinkMethod::Doi => "doi",
             LinkMethod::Arxiv => "arxiv",
             LinkMethod::Title => "title",
+            LinkMethod::Added => "added",
         }
     }
 }
@@ -75,16 +91,145 @@ impl<'a> Linker<'a> {
     }
 
     fn link_by_title(&self, papers: &PaperIndex, raw: &str) -> Option<String> {
-        let norm_raw = normalize_title(raw);
+        let norm_raw = format!(" {} ", normalize_title(raw));
         if norm_raw.len() < MIN_TITLE_CHARS {
             return None;
         }
-        let hits = papers.search_titles(raw, 5).ok()?;
-        hits.into_iter().find_map(|(id, title)| {
-            let t = normalize_title(&title);
-            (t.len() >= MIN_TITLE_CHARS && norm_raw.contains(&t)).then_some(id)
-        })
+        let compact_raw: Vec<char> = norm_raw.chars().filter(|c| *c != ' ').collect();
+        let folded_raw = norm_raw.clone();
+        let years: Vec<i32> = YEARS.captures_iter(raw).filter_map(|c| c[1].parse().ok()).collect();
+        let hits = papers.title_candidates(raw, 8).ok()?;
+        // The library title the reference holds (word-aligned, or with a
+        // few letters off: typos, hyphens lost at line ends, "Dialog" for
+        // "Dialogue"), from a year the reference names when it names any;
+        // fewest edits, then longest.
+        hits.into_iter()
+            .filter_map(|p| {
+                let t = normalize_title(&p.title);
+                let fits_year = years.is_empty() || p.year.is_none_or(|y| years.iter().any(|r| (r - y).abs() <= 1));
+                if t.len() < MIN_TITLE_CHARS || !fits_year {
+                    return None;
+                }
+                if norm_raw.contains(&format!(" {t} ")) {
+                    return Some((0, t.len(), p.id));
+                }
+                let compact: Vec<char> = t.chars().filter(|c| *c != ' ').collect();
+                // Inexact: the first author must be named too; a looser
+                // match (a word left out) also needs the year itself.
+                let first_author = p.authors.first().and_then(|a| a.split_whitespace().last()).map(normalize_title);
+                let author_named = first_author.as_deref().is_some_and(|f| f.len() >= 2 && folded_raw.contains(&format!(" {f} ")));
+                let same_year = p.year.is_some_and(|y| years.contains(&y));
+                let k = if author_named && same_year { compact.len() / 7 } else { compact.len() / 15 };
+                let edits = approx_find(&compact_raw, &compact, k)?;
+                (author_named || first_author.is_none()).then_some((edits, t.len(), p.id))
+            })
+            .min_by_key(|(edits, len, _)| (*edits, std::cmp::Reverse(*len)))
+            .map(|(_, _, id)| id)
     }
+
+    /// A reference of a citing document: its DOI, its arXiv id, its
+    /// BibTeX title (equal after normalising), then a library title inside
+    /// its text.
+    pub fn link_reference(&self, r: &Reference) -> Option<(String, LinkMethod)> {
+        let papers = self.papers?;
+        let dois: Vec<String> = if r.doi.is_empty() {
+            DOI_IN_TEXT.captures_iter(&r.raw).map(|c| c[1].to_string()).collect()
+        } else {
+            vec![r.doi.clone()]
+        };
+        for d in dois {
+            if let Ok(Some(id)) = papers.find_by_external_id(&format!("doi:{}", normalize_doi(&d))) {
+                return Some((id, LinkMethod::Doi));
+            }
+        }
+        let arxiv: Vec<String> = if r.arxiv.is_empty() {
+            ARXIV_IN_TEXT.captures_iter(&r.raw).map(|c| c[1].to_string()).collect()
+        } else {
+            vec![r.arxiv.clone()]
+        };
+        for a in arxiv {
+            if let Ok(Some(id)) = papers.find_by_external_id(&format!("arxiv:{a}")) {
+                return Some((id, LinkMethod::Arxiv));
+            }
+        }
+        if !r.title.is_empty() {
+            let want = normalize_title(&r.title);
+            let found = papers.title_candidates(&r.title, 5).ok()?.into_iter().find(|p| {
+                normalize_title(&p.title) == want && (r.year.is_none() || p.year.is_none() || p.year.zip(r.year).is_some_and(|(a, b)| (a - b).abs() <= 1))
+            });
+            return found.map(|p| (p.id, LinkMethod::Title));
+        }
+        self.link_by_title(papers, &r.raw).map(|id| (id, LinkMethod::Title))
+    }
+
+    /// Other library records with the same title (and a year no more than
+    /// one apart) as paper `id`: the same work imported twice.
+    pub fn same_work(&self, id: &str) -> Vec<String> {
+        let Some(papers) = self.papers else { return Vec::new() };
+        let Ok(Some(p)) = papers.paper_by_id(id) else { return Vec::new() };
+        let t = normalize_title(&p.title);
+        if t.len() < MIN_TITLE_CHARS {
+            return Vec::new();
+        }
+        papers
+            .title_candidates(&p.title, 10)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|o| o.id != p.id && normalize_title(&o.title) == t && (o.year.is_none() || p.year.is_none() || o.year.zip(p.year).is_some_and(|(a, b)| (a - b).abs() <= 1)))
+            .map(|o| o.id)
+            .collect()
+    }
+
+    /// The library record of a citing document itself: by the DOI on its
+    /// first page, else by its title (a library title equal to the one
+    /// found, or one that its first page holds).
+    pub fn identify(&self, doc: &Document) -> Option<Paper> {
+        let papers = self.papers?;
+        if !doc.doi.is_empty() {
+            if let Ok(Some(id)) = papers.find_by_external_id(&format!("doi:{}", normalize_doi(&doc.doi))) {
+                return papers.paper_by_id(&id).ok().flatten();
+            }
+        }
+        let title = normalize_title(&doc.title);
+        let front = format!(" {} ", normalize_title(&doc.front));
+        let query = if doc.title.trim().is_empty() { doc.front.chars().take(300).collect::<String>() } else { doc.title.clone() };
+        if query.trim().is_empty() {
+            return None;
+        }
+        let hits = papers.title_candidates(&query, 8).ok()?;
+        hits.into_iter()
+            .filter_map(|p| {
+                let t = normalize_title(&p.title);
+                let equal = !title.is_empty() && t == title;
+                let held = t.len() >= MIN_TITLE_CHARS && (front.contains(&format!(" {t} ")) || title.len() >= MIN_TITLE_CHARS && (title.contains(&t) && t.len() * 10 >= title.len() * 7));
+                (equal || held).then_some((equal as usize, t.len(), p))
+            })
+            .max_by_key(|(eq, len, _)| (*eq, *len))
+            .map(|(_, _, p)| p)
+    }
+}
+
+/// The fewest edits (insertions, deletions, substitutions) with which
+/// `pattern` occurs somewhere in `text`, when at most `k` (Sellers'
+/// approximate substring matching).
+pub fn approx_find(text: &[char], pattern: &[char], k: usize) -> Option<usize> {
+    let m = pattern.len();
+    if m == 0 {
+        return Some(0);
+    }
+    let mut col: Vec<usize> = (0..=m).collect();
+    let mut best = col[m];
+    for &tc in text {
+        let mut diag = col[0];
+        col[0] = 0;
+        for i in 1..=m {
+            let up = col[i];
+            col[i] = (diag + (pattern[i - 1] != tc) as usize).min(up + 1).min(col[i - 1] + 1);
+            diag = up;
+        }
+        best = best.min(col[m]);
+    }
+    (best <= k).then_some(best)
 }
 
 /// Lower-case letters and digits, single-spaced.
@@ -105,6 +250,23 @@ pub fn normalize_title(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dois_and_arxiv_ids_in_reference_text() {
+        let c = DOI_IN_TEXT.captures("J. Doe. 2019. A paper. In SIGIR. https://doi.org/10.1145/3331184.3331203.").unwrap();
+        assert_eq!(&c[1], "10.1145/3331184.3331203");
+        let c = ARXIV_IN_TEXT.captures("arXiv preprint arXiv:1810.04805 (2018).").unwrap();
+        assert_eq!(&c[1], "1810.04805");
+    }
+
+    #[test]
+    fn approximate_title_matches() {
+        let c = |s: &str| s.chars().filter(|c| *c != ' ').collect::<Vec<char>>();
+        let raw = c(&normalize_title("Chieu, Hai Leong and Hwee-Tou Ng. 2002. Name Entity Recognition: a Maximum Entropy Approach Using Global Information. In Proceedings"));
+        let title = c(&normalize_title("Named Entity Recognition: A Maximum Entropy Approach Using Global Information"));
+        assert_eq!(approx_find(&raw, &title, 4), Some(1));
+        assert_eq!(approx_find(&raw, &c("unrelated statistical parsing models"), 2), None);
+    }
 
     #[test]
     fn titles_normalise() {

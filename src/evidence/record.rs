@@ -16,6 +16,9 @@ pub struct CitingPaper {
     pub id: String,
     pub title: String,
     pub year: Option<i32>,
+    /// The file the sentences were read from (PDF, LaTeX, Markdown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// One place a span was seen.
@@ -26,6 +29,11 @@ pub struct SpanSource {
     pub citing_year: Option<i32>,
     /// The citing sentence, normalised.
     pub sentence: String,
+    /// The file it was read from, and its page there (PDFs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }
 
 /// A paper a span cites, with its support: the number of distinct citing
@@ -37,12 +45,66 @@ pub struct CitedPaper {
     pub year: Option<i32>,
     /// Fingerprints of the (citing paper, sentence) pairs; `len()` is the support.
     pub seen_in: Vec<u64>,
+    /// For each sighting, a fingerprint of its citing paper's id
+    /// ([`citing_key`]; 0 when unknown, as in databases written before it
+    /// was kept), so that evidence from one citing paper can be set aside.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by: Vec<u64>,
 }
 
 impl CitedPaper {
     pub fn support(&self) -> u32 {
         self.seen_in.len() as u32
     }
+
+    /// The citing-paper fingerprint of sighting `i` (0: unknown).
+    fn by_at(&self, i: usize) -> u64 {
+        self.by.get(i).copied().unwrap_or(0)
+    }
+
+    /// Adds a sighting unless it is there; fills in an unknown citing paper.
+    fn add_sighting(&mut self, seen: u64, by: u64) {
+        if self.by.len() < self.seen_in.len() {
+            self.by.resize(self.seen_in.len(), 0);
+        }
+        match self.seen_in.iter().position(|&s| s == seen) {
+            Some(i) => {
+                if self.by[i] == 0 {
+                    self.by[i] = by;
+                }
+            }
+            None => {
+                self.seen_in.push(seen);
+                self.by.push(by);
+            }
+        }
+        if self.by.iter().all(|&b| b == 0) {
+            self.by.clear();
+        }
+    }
+
+    /// This link without the sightings of one citing paper (`None` when
+    /// nothing is left).
+    pub fn without_citing(&self, citing: u64) -> Option<CitedPaper> {
+        if !self.by.contains(&citing) {
+            return Some(self.clone());
+        }
+        let keep: Vec<usize> = (0..self.seen_in.len()).filter(|&i| self.by_at(i) != citing).collect();
+        if keep.is_empty() {
+            return None;
+        }
+        Some(CitedPaper {
+            id: self.id.clone(),
+            year: self.year,
+            seen_in: keep.iter().map(|&i| self.seen_in[i]).collect(),
+            by: keep.iter().map(|&i| self.by_at(i)).collect(),
+        })
+    }
+}
+
+/// Fingerprint of a citing paper's id, as kept per sighting.
+pub fn citing_key(citing_id: &str) -> u64 {
+    fnv1a64(citing_id.as_bytes()).max(1)
 }
 
 /// A span of the evidence database.
@@ -76,10 +138,8 @@ impl SpanRecord {
         for c in other.cited {
             match self.cited.iter_mut().find(|x| x.id == c.id) {
                 Some(x) => {
-                    for s in c.seen_in {
-                        if !x.seen_in.contains(&s) {
-                            x.seen_in.push(s);
-                        }
+                    for (i, &s) in c.seen_in.iter().enumerate() {
+                        x.add_sighting(s, c.by_at(i));
                     }
                     x.year = x.year.or(c.year);
                 }
@@ -91,6 +151,39 @@ impl SpanRecord {
                 self.sources.push(s);
             }
         }
+    }
+}
+
+impl SpanRecord {
+    /// The span as a query from `citing` may see it: without the sightings
+    /// of that citing paper (the evaluation's leakage guard: a citation is
+    /// never its own evidence). `None` when no link is left.
+    pub fn without_citing(&self, citing: u64) -> Option<SpanRecord> {
+        let cited: Vec<CitedPaper> = self.cited.iter().filter_map(|c| c.without_citing(citing)).collect();
+        if cited.is_empty() {
+            return None;
+        }
+        let sources = self.sources.iter().filter(|s| citing_key(&s.citing_id) != citing).cloned().collect();
+        Some(SpanRecord { text: self.text.clone(), kinds: self.kinds.clone(), cited, sources })
+    }
+
+    /// Removes the given sightings (a document read again); false when no
+    /// link is left.
+    pub fn retract(&mut self, sightings: &std::collections::HashSet<u64>) -> bool {
+        for c in &mut self.cited {
+            if c.by.len() < c.seen_in.len() {
+                c.by.resize(c.seen_in.len(), 0);
+            }
+            let keep: Vec<usize> = (0..c.seen_in.len()).filter(|&i| !sightings.contains(&c.seen_in[i])).collect();
+            c.seen_in = keep.iter().map(|&i| c.seen_in[i]).collect();
+            c.by = keep.iter().map(|&i| c.by[i]).collect();
+            if c.by.iter().all(|&b| b == 0) {
+                c.by.clear();
+            }
+        }
+        self.cited.retain(|c| !c.seen_in.is_empty());
+        self.sources.retain(|s| !sightings.contains(&sighting(&s.citing_id, &s.sentence)));
+        !self.cited.is_empty()
     }
 }
 
@@ -125,7 +218,7 @@ mod tests {
         SpanRecord {
             text: text.into(),
             kinds: vec![kind],
-            cited: vec![CitedPaper { id: paper.into(), year: Some(2000), seen_in: vec![sighting] }],
+            cited: vec![CitedPaper { id: paper.into(), year: Some(2000), seen_in: vec![sighting], by: vec![sighting * 10] }],
             sources: vec![],
         }
     }
@@ -143,5 +236,33 @@ mod tests {
         assert_eq!(r.support_for("p1"), 2);
         assert_eq!(r.support_for("p2"), 1);
         assert_eq!(r.kinds, [SpanKind::Between, SpanKind::Mention]);
+    }
+
+    #[test]
+    fn one_citing_paper_can_be_set_aside_and_retracted() {
+        let mut b = EvidenceBuilder::default();
+        b.add(rec("TnT", SpanKind::Mention, "p1", 1));
+        b.add(rec("TnT", SpanKind::Mention, "p1", 2));
+        b.add(rec("TnT", SpanKind::Mention, "p2", 2));
+        let r = b.spans["tnt"].clone();
+        let seen = r.without_citing(20).unwrap();
+        assert_eq!((seen.support_for("p1"), seen.support_for("p2")), (1, 0), "citing paper 20 saw sighting 2");
+        assert!(r.without_citing(20).unwrap().without_citing(10).is_none());
+        assert_eq!(r.without_citing(99).unwrap(), r);
+        let mut gone = r.clone();
+        assert!(gone.retract(&[2].into_iter().collect()));
+        assert_eq!((gone.support_for("p1"), gone.support_for("p2")), (1, 0));
+        assert!(!gone.retract(&[1].into_iter().collect()));
+    }
+
+    #[test]
+    fn records_without_citing_papers_learn_them_on_merge() {
+        let mut old = rec("TnT", SpanKind::Mention, "p1", 1);
+        old.cited[0].by.clear();
+        let mut b = EvidenceBuilder::default();
+        b.add(old);
+        b.add(rec("TnT", SpanKind::Mention, "p1", 1));
+        assert_eq!(b.spans["tnt"].cited[0].by, [10]);
+        assert_eq!(b.spans["tnt"].support_for("p1"), 1);
     }
 }

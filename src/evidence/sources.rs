@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::link::{LinkMethod, Linker};
 use super::markers::{find_markers, resolve_overlaps, Marker};
-use super::record::{sighting, CitedPaper, CitingPaper, SpanRecord, SpanSource};
+use super::record::{citing_key, sighting, CitedPaper, CitingPaper, SpanRecord, SpanSource};
 use super::sentences::split_sentences;
 use super::spans::{extract_spans, normalize};
 use crate::corpus::benchmark::CIT;
@@ -24,6 +24,11 @@ pub struct CitingSentence {
     pub text: String,
     pub markers: Vec<Marker>,
     pub citing: CitingPaper,
+    /// 1-based page of a PDF.
+    pub page: Option<u32>,
+    /// The sentence with the ones before and after it in its paragraph
+    /// (documents), for reading the citation in context.
+    pub context: Option<String>,
 }
 
 impl CitingSentence {
@@ -32,18 +37,21 @@ impl CitingSentence {
     pub fn records(&self, year_of: &dyn Fn(&str) -> Option<i32>) -> Vec<SpanRecord> {
         let normalized_sentence = normalize(&self.text);
         let seen = sighting(&self.citing.id, &normalized_sentence);
+        let by = citing_key(&self.citing.id);
         let source = SpanSource {
             citing_id: self.citing.id.clone(),
             citing_title: self.citing.title.clone(),
             citing_year: self.citing.year,
             sentence: normalized_sentence,
+            file: self.citing.file.clone(),
+            page: self.page,
         };
         extract_spans(&self.text, &self.markers)
             .into_iter()
             .map(|s| SpanRecord {
                 text: s.text,
                 kinds: vec![s.kind],
-                cited: s.cited.iter().map(|id| CitedPaper { id: id.clone(), year: year_of(id), seen_in: vec![seen] }).collect(),
+                cited: s.cited.iter().map(|id| CitedPaper { id: id.clone(), year: year_of(id), seen_in: vec![seen], by: vec![by] }).collect(),
                 sources: vec![source.clone()],
             })
             .collect()
@@ -131,14 +139,14 @@ fn from_contexts(path: &Path, text: &str, split: Option<&str>, year_of: &dyn Fn(
             continue;
         }
         report.documents += 1;
-        let citing = CitingPaper { year: year_of(&row.citing_id), id: row.citing_id, title: row.citing_title };
+        let citing = CitingPaper { year: year_of(&row.citing_id), id: row.citing_id, title: row.citing_title, file: None };
         for (s, e) in split_sentences(&row.context, &[]) {
             let sentence = &row.context[s..e];
             if !sentence.contains(CIT) {
                 continue;
             }
             report.sentences += 1;
-            out.push(CitingSentence { text: sentence.to_string(), markers: find_markers(sentence, &row.cited), citing: citing.clone() });
+            out.push(CitingSentence { text: sentence.to_string(), markers: find_markers(sentence, &row.cited), citing: citing.clone(), page: None, context: None });
         }
     }
     (out, report)
@@ -234,7 +242,7 @@ fn citing_paper(p: &FullTextPaper) -> CitingPaper {
         .and_then(parse_year)
         .or_else(|| m.get("update_date").and_then(Value::as_str).and_then(parse_year));
     let id = m.get("id").and_then(Value::as_str).unwrap_or(&p.paper_id);
-    CitingPaper { id: format!("arxiv:{id}"), title, year }
+    CitingPaper { id: format!("arxiv:{id}"), title, year, file: None }
 }
 
 fn sentences_of_paragraph(
@@ -298,6 +306,6 @@ fn sentences_of_paragraph(
             inside.iter().map(|(s, e, c)| Marker { start: s - ss, end: (*e).min(se) - ss, cited: c.clone() }).collect();
         markers.extend(find_markers(sentence, &[]));
         report.sentences += 1;
-        out.push(CitingSentence { text: sentence.to_string(), markers: resolve_overlaps(markers), citing: citing.clone() });
+        out.push(CitingSentence { text: sentence.to_string(), markers: resolve_overlaps(markers), citing: citing.clone(), page: None, context: None });
     }
 }

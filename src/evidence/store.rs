@@ -92,10 +92,13 @@ impl EvidenceIndex {
     }
 
     /// Replaces the whole database with the builder's spans merged into what
-    /// is stored already.
-    pub fn merge_and_write(&self, mut builder: EvidenceBuilder) -> Result<()> {
-        for old in self.all_records()? {
-            builder.add(old);
+    /// is stored already, less the `retract`ed sightings (of documents read
+    /// again).
+    pub fn merge_and_write(&self, mut builder: EvidenceBuilder, retract: &std::collections::HashSet<u64>) -> Result<()> {
+        for mut old in self.all_records()? {
+            if retract.is_empty() || old.retract(retract) {
+                builder.add(old);
+            }
         }
         let mut writer = self.index.writer_with_num_threads(1, 200_000_000)?;
         writer.delete_all_documents()?;

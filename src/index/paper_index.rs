@@ -128,6 +128,11 @@ impl PaperIndex {
 
     /// BM25 over titles alone: `(id, title)` of the top `k`.
     pub fn search_titles(&self, text: &str, k: usize) -> Result<Vec<(String, String)>> {
+        Ok(self.title_candidates(text, k)?.into_iter().map(|p| (p.id, p.title)).collect())
+    }
+
+    /// BM25 over titles alone: the records of the top `k`.
+    pub fn title_candidates(&self, text: &str, k: usize) -> Result<Vec<Paper>> {
         let terms = self.query_terms(text);
         if terms.is_empty() {
             return Ok(Vec::new());
@@ -138,7 +143,7 @@ impl PaperIndex {
             .collect();
         let searcher = self.searcher();
         let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(k).order_by_score())?;
-        top.into_iter().map(|(_, d)| self.paper(&searcher, d).map(|p| (p.id, p.title))).collect()
+        top.into_iter().map(|(_, d)| self.paper(&searcher, d)).collect()
     }
 
     /// Resolves ids of hits through the `id` fast field (no document store reads).

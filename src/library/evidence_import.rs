@@ -1,19 +1,71 @@
-//! Importing citing sentences into the library's evidence database.
+//! Importing citing sentences into the library's evidence database: from
+//! JSON Lines (benchmark contexts, S2ORC / unarXive full text) and from
+//! documents (PDFs, LaTeX projects and bundles, Markdown). Documents are
+//! read and linked on every core, in batches; each batch is committed
+//! (evidence spans, citing sentences, journal) before the next, so an
+//! interrupted import resumes where it stopped, and a file read again
+//! replaces what it gave before instead of adding to it.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::journal::{Journal, Stamp};
 use super::Library;
 use crate::corpus::source::read_bytes;
 use crate::error::{Error, Result};
-use crate::evidence::link::Linker;
-use crate::evidence::record::EvidenceBuilder;
-use crate::evidence::sources::{read_sentences, SourceReport};
+use crate::evidence::citances::Citance;
+use crate::evidence::document::{DocKind, DocStats, Document};
+use crate::evidence::inputs::EvidenceInput;
+use crate::evidence::latex::{main_files, read_latex, Files};
+use crate::evidence::link::{LinkMethod, Linker};
+use crate::evidence::markdown::read_markdown;
+use crate::evidence::pdf::read_pdf;
+use crate::evidence::record::{CitingPaper, EvidenceBuilder};
+use crate::evidence::sources::{read_sentences, CitingSentence, SourceReport};
+use crate::evidence::spans::extract_spans;
 use crate::evidence::store::EvidenceStats;
+
+/// How to import.
+#[derive(Debug, Clone, Default)]
+pub struct EvidenceOptions {
+    /// Benchmark contexts: keep only this split.
+    pub split: Option<String>,
+    /// Read files again even when unchanged.
+    pub force: bool,
+    /// Add the BibTeX entries a LaTeX or Markdown document cites that are
+    /// not in the library yet, so its citations of them become evidence.
+    pub add_cited: bool,
+}
+
+/// Per kind of document: what was read and how much of it was linked.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KindSummary {
+    pub documents: usize,
+    pub unchanged: usize,
+    pub skipped: usize,
+    /// Documents matched to their own library record.
+    pub identified: usize,
+    #[serde(flatten)]
+    pub stats: DocStats,
+    /// References linked by DOI, arXiv id, title, or added (`--add-cited`).
+    pub linked_by: BTreeMap<String, usize>,
+}
+
+impl KindSummary {
+    fn add(&mut self, s: &DocStats) {
+        let t = &mut self.stats;
+        t.references += s.references;
+        t.references_linked += s.references_linked;
+        t.markers += s.markers;
+        t.markers_resolved += s.markers_resolved;
+        t.markers_linked += s.markers_linked;
+        t.sentences += s.sentences;
+    }
+}
 
 /// What an evidence import did.
 #[derive(Debug, Default, Serialize)]
@@ -22,8 +74,16 @@ pub struct EvidenceImportSummary {
     pub files_unchanged: usize,
     pub sentences: usize,
     pub spans_extracted: usize,
-    /// Per file.
+    /// Per JSON Lines file.
     pub reports: Vec<(PathBuf, SourceReport)>,
+    /// Per kind of document (PDF, LaTeX, Markdown).
+    pub kinds: BTreeMap<DocKind, KindSummary>,
+    /// Files or documents skipped, as `file: reason`; and problems that did
+    /// not stop a document, as `file: problem`.
+    pub skipped: Vec<String>,
+    pub problems: Vec<String>,
+    /// Papers added with `--add-cited`.
+    pub papers_added: usize,
     pub stats: EvidenceStats,
     pub seconds: f64,
 }
@@ -31,51 +91,373 @@ pub struct EvidenceImportSummary {
 /// Imports files of citing sentences (benchmark contexts or full text).
 /// `split` keeps only that split of benchmark contexts.
 pub fn import_evidence(lib: &Library, files: &[PathBuf], split: Option<&str>, force: bool) -> Result<EvidenceImportSummary> {
+    for f in files {
+        if !f.is_file() {
+            return Err(Error::Library(format!("{}: not a file", f.display())));
+        }
+    }
+    let inputs: Vec<EvidenceInput> = files.iter().map(|f| EvidenceInput::of(f).unwrap_or_else(|| EvidenceInput::Sentences(f.clone()))).collect();
+    let options = EvidenceOptions { split: split.map(str::to_string), force, add_cited: false };
+    import_inputs(lib, &inputs, &options, &|_, _| {})
+}
+
+/// A document read and linked, ready to become evidence.
+struct ReadDoc {
+    /// The journal's and the citing-sentence index's name for it.
+    source: String,
+    journal_path: PathBuf,
+    journal_tag: String,
+    stamp: Stamp,
+    doc: Document,
+    citing: CitingPaper,
+    identified: bool,
+}
+
+enum Outcome {
+    Unchanged(DocKind),
+    Skipped(DocKind, String),
+    Read(Box<ReadDoc>, Vec<String>),
+}
+
+/// Imports every input; `progress(done, total)` after each batch of documents.
+pub fn import_inputs(lib: &Library, inputs: &[EvidenceInput], options: &EvidenceOptions, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<EvidenceImportSummary> {
     let t = std::time::Instant::now();
     let journal_path = lib.dir().join("evidence-journal.json");
     let mut journal = Journal::load(&journal_path)?;
-    let tag = split.map(|s| format!("split={s}")).unwrap_or_default();
-    let mut summary = EvidenceImportSummary { files: files.len(), ..Default::default() };
-    let mut builder = EvidenceBuilder::default();
-    let mut done: Vec<(PathBuf, Stamp)> = Vec::new();
-    let years: RefCell<HashMap<String, Option<i32>>> = RefCell::new(HashMap::new());
-    let year_of = |id: &str| -> Option<i32> {
-        if let Some(y) = years.borrow().get(id) {
-            return *y;
-        }
-        let y = lib.papers().paper_by_id(id).ok().flatten().and_then(|p| p.year);
-        years.borrow_mut().insert(id.to_string(), y);
-        y
-    };
+    let mut summary = EvidenceImportSummary { files: inputs.len(), ..Default::default() };
+    let years = YearCache::default();
     let linker = Linker::new(lib.papers());
-    for file in files {
-        if !file.is_file() {
-            return Err(Error::Library(format!("{}: not a file", file.display())));
-        }
-        let stamp = Stamp::of(&read_bytes(file)?);
-        if !force && journal.is_done_as(file, &tag, stamp) {
+    let (sentence_files, documents): (Vec<&EvidenceInput>, Vec<&EvidenceInput>) =
+        inputs.iter().partition(|i| matches!(i, EvidenceInput::Sentences(_)));
+
+    // JSON Lines: one file at a time, each committed on its own.
+    let tag = options.split.as_ref().map(|s| format!("split={s}")).unwrap_or_default();
+    for input in sentence_files {
+        let file = input.path();
+        let bytes = match read_bytes(file) {
+            Ok(b) => b,
+            Err(e) => {
+                summary.skipped.push(e.to_string());
+                continue;
+            }
+        };
+        let stamp = Stamp::of(&bytes);
+        if !options.force && journal.is_done_as(file, &tag, stamp) {
             summary.files_unchanged += 1;
             continue;
         }
-        let (sentences, report) = read_sentences(file, split, &linker, &year_of)?;
-        summary.sentences += sentences.len();
-        for s in &sentences {
-            for r in s.records(&year_of) {
-                summary.spans_extracted += 1;
-                builder.add(r);
+        let (sentences, report) = match read_sentences(file, options.split.as_deref(), &linker, &|id| years.get(lib, id)) {
+            Ok(r) => r,
+            Err(e) => {
+                summary.skipped.push(e.to_string());
+                continue;
+            }
+        };
+        let kind = if report.cite_spans > 0 || report.bib_entries > 0 { "fulltext" } else { "contexts" };
+        let source = source_name(file, &tag);
+        commit_sentences(lib, &[(source, kind, sentences)], &years, &mut summary)?;
+        summary.reports.push((file.to_path_buf(), report));
+        journal.mark_done_as(file, &tag, stamp);
+        journal.save()?;
+    }
+
+    // Documents: read and linked in parallel, committed batch by batch.
+    let total = documents.len();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let batch = (total / 8).clamp(32, 256);
+    let mut done = 0;
+    if total > 0 {
+        progress(0, total);
+    }
+    for chunk in documents.chunks(batch) {
+        let outcomes: Vec<Vec<Outcome>> = if threads > 1 {
+            chunk.par_iter().map(|i| read_input(i, &journal, options.force, &linker)).collect()
+        } else {
+            chunk.iter().map(|i| read_input(i, &journal, options.force, &linker)).collect()
+        };
+        let mut ready: Vec<ReadDoc> = Vec::new();
+        for outcome in outcomes.into_iter().flatten() {
+            match outcome {
+                Outcome::Unchanged(kind) => {
+                    summary.files_unchanged += 1;
+                    summary.kinds.entry(kind).or_default().unchanged += 1;
+                }
+                Outcome::Skipped(kind, line) => {
+                    summary.skipped.push(line);
+                    summary.kinds.entry(kind).or_default().skipped += 1;
+                }
+                Outcome::Read(doc, problems) => {
+                    summary.problems.extend(problems);
+                    ready.push(*doc);
+                }
             }
         }
-        summary.reports.push((file.clone(), report));
-        done.push((file.clone(), stamp));
-    }
-    if !done.is_empty() {
-        lib.evidence().merge_and_write(builder)?;
-        for (f, s) in done {
-            journal.mark_done_as(&f, &tag, s);
+        if options.add_cited {
+            summary.papers_added += add_cited(lib, &mut ready)?;
+        }
+        let mut batch_sentences = Vec::new();
+        for d in &ready {
+            let k = summary.kinds.entry(d.doc.kind).or_default();
+            k.documents += 1;
+            k.identified += d.identified as usize;
+            let sentences = d.doc.citing_sentences(&d.citing);
+            let mut stats = d.doc.stats();
+            stats.sentences = sentences.len();
+            k.add(&stats);
+            for r in &d.doc.references {
+                if let Some((_, m)) = &r.link {
+                    *k.linked_by.entry(m.name().to_string()).or_default() += 1;
+                }
+            }
+            batch_sentences.push((d.source.clone(), kind_name(d.doc.kind), sentences));
+        }
+        commit_sentences(lib, &batch_sentences, &years, &mut summary)?;
+        for d in &ready {
+            journal.mark_done_as(&d.journal_path, &d.journal_tag, d.stamp);
         }
         journal.save()?;
+        done += chunk.len();
+        progress(done, total);
     }
     summary.stats = lib.evidence().stats()?;
     summary.seconds = t.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+fn kind_name(k: DocKind) -> &'static str {
+    match k {
+        DocKind::Pdf => "pdf",
+        DocKind::Latex => "latex",
+        DocKind::Markdown => "markdown",
+    }
+}
+
+/// The name a file (and a way of reading it) has in the journal and the
+/// citing-sentence index.
+fn source_name(file: &Path, tag: &str) -> String {
+    let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()).to_string_lossy().into_owned();
+    if tag.is_empty() { path } else { format!("{path}#{tag}") }
+}
+
+/// Adds the sentences of several sources to the evidence database and the
+/// citing-sentence index, replacing what those sources gave before.
+fn commit_sentences(lib: &Library, sources: &[(String, &str, Vec<CitingSentence>)], years: &YearCache, summary: &mut EvidenceImportSummary) -> Result<()> {
+    let mut builder = EvidenceBuilder::default();
+    let mut retract: HashSet<u64> = HashSet::new();
+    let mut writer = lib.citances().writer()?;
+    let year_of = |id: &str| years.get(lib, id);
+    for (source, kind, sentences) in sources {
+        for old in lib.citances().from_source(source)? {
+            retract.insert(old.sighting());
+        }
+        let mut citances = Vec::with_capacity(sentences.len());
+        for s in sentences {
+            let records = s.records(&year_of);
+            summary.sentences += 1;
+            summary.spans_extracted += records.len();
+            let mut cited: Vec<String> = Vec::new();
+            for m in &s.markers {
+                for c in &m.cited {
+                    if !cited.contains(c) {
+                        cited.push(c.clone());
+                    }
+                }
+            }
+            citances.push(Citance {
+                citing: s.citing.clone(),
+                kind: kind.to_string(),
+                page: s.page,
+                sentence: s.text.split_whitespace().collect::<Vec<_>>().join(" "),
+                context: s.context.as_ref().map(|c| c.split_whitespace().collect::<Vec<_>>().join(" ")),
+                cited,
+                spans: extract_spans(&s.text, &s.markers).into_iter().map(|x| x.text).collect::<Vec<_>>().into_iter().fold(Vec::new(), |mut v, t| {
+                    if !v.contains(&t) {
+                        v.push(t);
+                    }
+                    v
+                }),
+            });
+            for r in records {
+                builder.add(r);
+            }
+        }
+        writer.replace_source(source, &citances)?;
+    }
+    // New sightings of an unchanged sentence are the same fingerprints, so
+    // retracting the old ones first never loses them.
+    for c in sources.iter().flat_map(|(_, _, s)| s) {
+        retract.remove(&crate::evidence::record::sighting(&c.citing.id, &crate::evidence::spans::normalize(&c.text)));
+    }
+    lib.evidence().merge_and_write(builder, &retract)?;
+    writer.commit()
+}
+
+/// Reads one input into documents (a bundle may hold several).
+fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Linker) -> Vec<Outcome> {
+    let path = input.path();
+    let shown = path.display().to_string();
+    let kind = match input {
+        EvidenceInput::Pdf(_) => DocKind::Pdf,
+        EvidenceInput::Markdown(_) => DocKind::Markdown,
+        _ => DocKind::Latex,
+    };
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return vec![Outcome::Skipped(kind, format!("{shown}: {e}"))],
+    };
+    // LaTeX and Markdown depend on the files they include and cite: their
+    // stamp covers what was read (below); a PDF's is its bytes.
+    let skip_if_done = |stamp: Stamp, tag: &str| !force && journal.is_done_as(path, tag, stamp);
+    match input {
+        EvidenceInput::Pdf(_) => {
+            let stamp = Stamp::of(&bytes);
+            if skip_if_done(stamp, "") {
+                return vec![Outcome::Unchanged(kind)];
+            }
+            match read_pdf(path, &bytes) {
+                Ok(doc) => vec![finish(doc, source_name(path, ""), path, "", stamp, linker, Vec::new())],
+                Err(why) => vec![Outcome::Skipped(kind, format!("{shown}: {why}"))],
+            }
+        }
+        EvidenceInput::Markdown(_) => match read_markdown(path) {
+            Ok((doc, problems)) => {
+                let stamp = stamp_of_inputs(&bytes, &doc);
+                if skip_if_done(stamp, "") {
+                    return vec![Outcome::Unchanged(kind)];
+                }
+                vec![finish(doc, source_name(path, ""), path, "", stamp, linker, prefixed(&shown, problems))]
+            }
+            Err(e) => vec![Outcome::Skipped(kind, format!("{shown}: {e}"))],
+        },
+        EvidenceInput::Latex(_) => {
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let files = Files::Dir(dir);
+            latex_document(&files, &name, path, "", &bytes, journal, force, linker)
+        }
+        EvidenceInput::Bundle(_) => {
+            let files = match Files::bundle(path) {
+                Ok(f) => f,
+                Err(why) => return vec![Outcome::Skipped(kind, format!("{shown}: {why}"))],
+            };
+            let mains = main_files(&files);
+            mains.iter().flat_map(|m| latex_document(&files, m, path, m, &bytes, journal, force, linker)).collect()
+        }
+        EvidenceInput::Sentences(_) => Vec::new(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn latex_document(files: &Files, main: &str, path: &Path, tag: &str, bytes: &[u8], journal: &Journal, force: bool, linker: &Linker) -> Vec<Outcome> {
+    let shown = if tag.is_empty() { path.display().to_string() } else { format!("{}:{tag}", path.display()) };
+    match read_latex(files, main, Path::new(&shown)) {
+        Ok((mut doc, problems)) => {
+            doc.file = path.to_path_buf();
+            let stamp = stamp_of_inputs(bytes, &doc);
+            if !force && journal.is_done_as(path, tag, stamp) {
+                return vec![Outcome::Unchanged(DocKind::Latex)];
+            }
+            vec![finish(doc, source_name(path, tag), path, tag, stamp, linker, prefixed(&shown, problems))]
+        }
+        Err(why) => vec![Outcome::Skipped(DocKind::Latex, format!("{shown}: {why}"))],
+    }
+}
+
+fn prefixed(shown: &str, problems: Vec<String>) -> Vec<String> {
+    problems.into_iter().map(|p| format!("{shown}: {p}")).collect()
+}
+
+/// A stamp over a file and everything the document drew from (its
+/// included files and bibliography show in its text and references).
+fn stamp_of_inputs(bytes: &[u8], doc: &Document) -> Stamp {
+    let mut all = bytes.to_vec();
+    for p in &doc.paragraphs {
+        all.extend_from_slice(p.text.as_bytes());
+    }
+    for r in &doc.references {
+        all.extend_from_slice(r.raw.as_bytes());
+        all.extend_from_slice(r.label.as_bytes());
+    }
+    Stamp::of(&all)
+}
+
+/// Links a document's references and finds its own library record.
+fn finish(mut doc: Document, source: String, path: &Path, tag: &str, stamp: Stamp, linker: &Linker, problems: Vec<String>) -> Outcome {
+    let mut cache: HashMap<String, Option<(String, LinkMethod)>> = HashMap::new();
+    let mut same: HashMap<String, Vec<String>> = HashMap::new();
+    for r in &mut doc.references {
+        let key = format!("{}\u{1f}{}\u{1f}{}", r.raw, r.title, r.doi);
+        r.link = cache.entry(key).or_insert_with(|| linker.link_reference(r)).clone();
+        if let Some((id, _)) = &r.link {
+            r.also = same.entry(id.clone()).or_insert_with(|| linker.same_work(id)).clone();
+        }
+    }
+    let me = linker.identify(&doc);
+    let file = Some(doc.file.display().to_string());
+    let (citing, identified) = match me {
+        Some(p) => (CitingPaper { id: p.id, title: p.title, year: p.year, file }, true),
+        None => {
+            let title = if doc.title.trim().is_empty() {
+                doc.file.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default()
+            } else {
+                doc.title.clone()
+            };
+            (CitingPaper { id: format!("doc:{:016x}", stamp.hash), title, year: None, file }, false)
+        }
+    };
+    // A document never cites itself as evidence.
+    for r in &mut doc.references {
+        if r.link.as_ref().is_some_and(|(id, _)| *id == citing.id) || r.also.contains(&citing.id) {
+            r.link = None;
+            r.also.clear();
+        }
+    }
+    Outcome::Read(
+        Box::new(ReadDoc { source, journal_path: path.to_path_buf(), journal_tag: tag.to_string(), stamp, doc, citing, identified }),
+        problems,
+    )
+}
+
+/// `--add-cited`: BibTeX entries cited by the documents and not in the
+/// library are imported, and their references linked to them.
+fn add_cited(lib: &Library, docs: &mut [ReadDoc]) -> Result<usize> {
+    let mut added = 0;
+    let mut writer: Option<crate::index::paper_index::PaperWriter> = None;
+    let mut seen: HashSet<String> = HashSet::new();
+    for d in docs.iter_mut() {
+        for r in &mut d.doc.references {
+            let Some(paper) = r.paper.as_deref() else { continue };
+            if r.link.is_some() || paper.title.trim().is_empty() {
+                continue;
+            }
+            if seen.insert(paper.id.clone()) && lib.papers().paper_by_id(&paper.id)?.is_none() {
+                if writer.is_none() {
+                    writer = Some(lib.papers().writer()?);
+                }
+                writer.as_mut().unwrap().upsert(paper)?;
+                added += 1;
+            }
+            r.link = Some((paper.id.clone(), LinkMethod::Added));
+        }
+    }
+    if let Some(w) = writer {
+        w.finish()?;
+        lib.papers().reload()?;
+    }
+    Ok(added)
+}
+
+/// Years of cited papers, looked up once each.
+#[derive(Default)]
+struct YearCache(Mutex<HashMap<String, Option<i32>>>);
+
+impl YearCache {
+    fn get(&self, lib: &Library, id: &str) -> Option<i32> {
+        if let Some(y) = self.0.lock().unwrap().get(id) {
+            return *y;
+        }
+        let y = lib.papers().paper_by_id(id).ok().flatten().and_then(|p| p.year);
+        self.0.lock().unwrap().insert(id.to_string(), y);
+        y
+    }
 }

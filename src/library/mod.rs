@@ -7,6 +7,7 @@
 //! DIR/import-journal.json   files already imported (path, size, content hash)
 //! DIR/evidence/             tantivy index of evidence spans
 //! DIR/evidence-journal.json citing-sentence files already imported
+//! DIR/citances/             tantivy index of the citing sentences as read
 //! DIR/vectors/              paper vectors of the dense channel (see `index::vectors`)
 //! ```
 
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::evidence::citances::CitanceIndex;
 use crate::evidence::store::EvidenceIndex;
 use crate::index::PaperIndex;
 
@@ -40,6 +42,7 @@ pub struct Library {
     dir: PathBuf,
     papers: PaperIndex,
     evidence: EvidenceIndex,
+    citances: CitanceIndex,
 }
 
 impl Library {
@@ -88,7 +91,8 @@ impl Library {
         }
         let papers = PaperIndex::open_or_create(&dir.join("papers"))?;
         let evidence = EvidenceIndex::open_or_create(&dir.join("evidence"))?;
-        Ok(Library { dir: dir.to_path_buf(), papers, evidence })
+        let citances = CitanceIndex::open_or_create(&dir.join("citances"))?;
+        Ok(Library { dir: dir.to_path_buf(), papers, evidence, citances })
     }
 
     fn stale(dir: &Path, why: &str) -> Error {
@@ -109,6 +113,11 @@ impl Library {
 
     pub fn evidence(&self) -> &EvidenceIndex {
         &self.evidence
+    }
+
+    /// The citing sentences behind the evidence, as read.
+    pub fn citances(&self) -> &CitanceIndex {
+        &self.citances
     }
 
     /// Where the dense channel's paper vectors live.

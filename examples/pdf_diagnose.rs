@@ -1,0 +1,118 @@
+//! Where gold citing sentences get lost on the way from PDF to evidence:
+//! for each sentence of `citances.jsonl`, whether its text is in the
+//! document's paragraphs, whether the reference list has an entry linked
+//! to the cited paper, and whether a citation in the sentence resolves to
+//! that entry.
+//!
+//!     cargo run --release --example pdf_diagnose -- ../shared/data/pdf LIBRARY [CLUSTER]
+
+use std::path::Path;
+
+use citewise::evidence::link::Linker;
+use citewise::evidence::pdf::read_pdf;
+use citewise::library::Library;
+
+fn norm(t: &str) -> String {
+    let mut out = String::from(" ");
+    for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        out.push_str(w);
+        out.push(' ');
+    }
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (dir, lib) = (Path::new(&args[1]), Library::open(Path::new(&args[2])).unwrap());
+    let only = args.get(3).cloned();
+    if let Some(pdf) = only.as_deref().filter(|o| o.ends_with(".pdf")) {
+        let pdf = dir.join(pdf);
+        let bytes = std::fs::read(&pdf).unwrap();
+        let pages = citewise::evidence::pdf::pages(&bytes).unwrap();
+        let lines = citewise::evidence::pdf::layout::lines(&pages);
+        let section = citewise::evidence::pdf::references::section(&lines);
+        println!("section {section:?} of {} lines", lines.len());
+        if let Some((s, e)) = section {
+            for l in &lines[s..e] {
+                println!("  p{} c{} x{:.0} top{:.0} s{:.1} h{} | {}", l.page, l.column, l.x0, l.top, l.size, l.heading as u8, l.text);
+            }
+            let (style, refs) = citewise::evidence::pdf::references::split_entries(&lines[s..e]);
+            println!("style {style:?}");
+            for r in &refs {
+                println!("- [{}] {:?} {:?} | {}", r.label, r.surnames, r.year, r.raw);
+            }
+        }
+        let doc = read_pdf(&pdf, &bytes).unwrap();
+        for p in &doc.paragraphs {
+            if !p.citations.is_empty() {
+                println!("P{:?}: {}", p.page, p.text);
+                for c in &p.citations {
+                    println!("    {:?} -> {:?}", &p.text[c.start..c.end], c.refs);
+                }
+            }
+        }
+        return;
+    }
+    let linker = Linker::new(lib.papers());
+    let gold: Vec<serde_json::Value> =
+        std::fs::read_to_string(dir.join("citances.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut counts = [0usize; 5];
+    for g in &gold {
+        let cluster = g["cluster"].as_str().unwrap();
+        if only.as_deref().is_some_and(|o| o != cluster) {
+            continue;
+        }
+        let pdf = dir.join(g["pdf"].as_str().unwrap());
+        let cited = g["cited"].as_str().unwrap();
+        let Ok(mut doc) = read_pdf(&pdf, &std::fs::read(&pdf).unwrap()) else {
+            counts[0] += 1;
+            println!("UNREADABLE {}", pdf.display());
+            continue;
+        };
+        for r in &mut doc.references {
+            r.link = linker.link_reference(r);
+            if let Some((id, _)) = &r.link {
+                r.also = linker.same_work(id);
+            }
+        }
+        let w: Vec<String> = norm(g["text"].as_str().unwrap()).split_whitespace().map(String::from).collect();
+        let k = (w.len() / 2).saturating_sub(4);
+        let probe = format!(" {} ", w[k..(k + 8).min(w.len())].join(" "));
+        let para = doc.paragraphs.iter().find(|p| norm(&p.text).contains(&probe));
+        let entry = doc.references.iter().position(|r| r.link.as_ref().is_some_and(|(id, _)| id == cited) || r.also.iter().any(|a| a == cited));
+        let stage = match (para, entry) {
+            (None, _) => 1,
+            (Some(_), None) => 2,
+            (Some(p), Some(e)) => {
+                if p.citations.iter().any(|c| c.refs.contains(&e)) {
+                    4
+                } else {
+                    3
+                }
+            }
+        };
+        counts[stage] += 1;
+        let what = ["", "TEXT-MISSING", "REF-NOT-LINKED", "MARKER-UNRESOLVED", "ok"][stage];
+        if stage < 4 {
+            println!("{what} {} marker={:?}\n   gold: {}", g["pdf"], g["marker"], g["text"].as_str().unwrap().chars().take(160).collect::<String>());
+            if stage == 2 {
+                let rp = lib.papers().paper_by_id(cited).unwrap().map(|p| p.title).unwrap_or_default();
+                let surname = g["marker"].as_str().unwrap().split([' ', ',']).next().unwrap_or("").to_lowercase();
+                for r in doc.references.iter().filter(|r| r.raw.to_lowercase().contains(&surname)) {
+                    println!("   ref: {:?} -> {:?}", r.raw.chars().take(200).collect::<String>(), r.link);
+                }
+                println!("   RP title: {rp} ({} refs)", doc.references.len());
+            }
+            if stage == 3 {
+                let p = para.unwrap();
+                let at = norm(&p.text).find(&probe).unwrap_or(0);
+                let _ = at;
+                for c in &p.citations {
+                    println!("   cit: {:?} -> {:?}", &p.text[c.start..c.end], c.refs);
+                }
+                println!("   entry {}: {:?}", entry.unwrap(), doc.references[entry.unwrap()].raw.chars().take(120).collect::<String>());
+            }
+        }
+    }
+    println!("unreadable {} text-missing {} ref-not-linked {} marker-unresolved {} ok {}", counts[0], counts[1], counts[2], counts[3], counts[4]);
+}

@@ -1,0 +1,126 @@
+//! What `import --evidence` reads: files and directories expanded into
+//! sources of citing sentences (JSON Lines of contexts or full text, PDFs,
+//! LaTeX projects and source bundles, Markdown).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// One source of citing sentences.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EvidenceInput {
+    /// Benchmark contexts or S2ORC / unarXive full text (`.jsonl`, `.json`, `.gz`).
+    Sentences(PathBuf),
+    Pdf(PathBuf),
+    Markdown(PathBuf),
+    /// A LaTeX main file; `\input`s resolve in its directory.
+    Latex(PathBuf),
+    /// A `.tar.gz` / `.tgz` / `.tar` source bundle.
+    Bundle(PathBuf),
+}
+
+impl EvidenceInput {
+    pub fn path(&self) -> &Path {
+        match self {
+            EvidenceInput::Sentences(p) | EvidenceInput::Pdf(p) | EvidenceInput::Markdown(p) | EvidenceInput::Latex(p) | EvidenceInput::Bundle(p) => p,
+        }
+    }
+
+    /// The kind of file a name says, when it is one citewise reads.
+    pub fn of(path: &Path) -> Option<EvidenceInput> {
+        let name = path.file_name()?.to_string_lossy().to_lowercase();
+        let p = path.to_path_buf();
+        let stem = name.strip_suffix(".gz").unwrap_or(&name);
+        Some(if stem.ends_with(".jsonl") || stem.ends_with(".json") || stem.ends_with(".ndjson") {
+            EvidenceInput::Sentences(p)
+        } else if name.ends_with(".pdf") {
+            EvidenceInput::Pdf(p)
+        } else if name.ends_with(".md") || name.ends_with(".markdown") {
+            EvidenceInput::Markdown(p)
+        } else if name.ends_with(".tex") || name.ends_with(".ltx") {
+            EvidenceInput::Latex(p)
+        } else if name.ends_with(".tar.gz") || name.ends_with(".tgz") || name.ends_with(".tar") {
+            EvidenceInput::Bundle(p)
+        } else {
+            return None;
+        })
+    }
+}
+
+/// Expands paths: named files by their extension (an unknown one is a
+/// problem line), directories recursively (each directory once, however
+/// symbolic links loop). In a directory, only LaTeX files that declare a
+/// `\documentclass` are documents (the others are `\input` by them).
+pub fn expand(paths: &[PathBuf]) -> (Vec<EvidenceInput>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let mut visited = HashSet::new();
+    for p in paths {
+        match std::fs::metadata(p) {
+            Err(e) => problems.push(format!("{}: {e}", p.display())),
+            Ok(m) if m.is_dir() => walk(p, &mut out, &mut visited, 0),
+            Ok(_) => match EvidenceInput::of(p) {
+                Some(i) => out.push(i),
+                None => problems.push(format!(
+                    "{}: unknown file type (expected .pdf, .tex, .tar.gz, .md, .jsonl, .json, optionally .gz)",
+                    p.display()
+                )),
+            },
+        }
+    }
+    (out, problems)
+}
+
+fn walk(dir: &Path, out: &mut Vec<EvidenceInput>, visited: &mut HashSet<PathBuf>, depth: usize) {
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if depth > 64 || !visited.insert(canonical) {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out, visited, depth + 1);
+            continue;
+        }
+        match EvidenceInput::of(&p) {
+            Some(EvidenceInput::Latex(f)) => {
+                let main = std::fs::read(&f).is_ok_and(|b| {
+                    let t = String::from_utf8_lossy(&b);
+                    super::latex::strip_comments(&t).contains("\\documentclass")
+                });
+                if main {
+                    out.push(EvidenceInput::Latex(f));
+                }
+            }
+            Some(i) => out.push(i),
+            None => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_expand_to_documents_once_even_with_link_loops() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join("paper/sections")).unwrap();
+        std::fs::write(root.join("paper/main.tex"), "\\documentclass{article}").unwrap();
+        std::fs::write(root.join("paper/sections/intro.tex"), "Intro text").unwrap();
+        std::fs::write(root.join("a.pdf"), "%PDF-1.4").unwrap();
+        std::fs::write(root.join("notes.md"), "text").unwrap();
+        std::fs::write(root.join("readme.txt"), "x").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root, root.join("paper/loop")).unwrap();
+        let (inputs, problems) = expand(&[root.to_path_buf()]);
+        assert!(problems.is_empty());
+        let names: Vec<String> = inputs.iter().map(|i| i.path().strip_prefix(root).unwrap().display().to_string()).collect();
+        assert_eq!(names, ["a.pdf", "notes.md", "paper/main.tex"]);
+        let (_, problems) = expand(&[root.join("readme.txt"), root.join("missing.pdf")]);
+        assert_eq!(problems.len(), 2);
+        assert!(problems[0].contains("unknown file type"), "{problems:?}");
+    }
+}

@@ -1,0 +1,934 @@
+//! LaTeX sources as citing documents: a `.tex` file, a directory tree, or
+//! a `.tar.gz` source bundle as arXiv serves them. `\input` / `\include`
+//! are followed, comments and environments that are not prose (math,
+//! figures, tables, code) left out, and `\cite`-family commands become
+//! citations whose keys resolve through the project's `.bib`
+//! (`\bibliography{..}`, `\addbibresource{..}`), its `.bbl`, or an inline
+//! `thebibliography`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::document::{Citation, DocKind, Document, Paragraph, Reference};
+use crate::corpus::bibtex::{parse_source, EntryOutcome};
+use crate::corpus::paper::{arxiv_id_of, Paper};
+use crate::corpus::source::decode_text;
+
+/// `\input` nesting deeper than this is cut (with a problem line).
+const MAX_INPUT_DEPTH: usize = 16;
+/// Bundles larger than this (uncompressed) are refused.
+const MAX_BUNDLE_BYTES: u64 = 512 << 20;
+
+/// Where a project's files are read from.
+pub enum Files {
+    /// A directory on disk (paths relative to it).
+    Dir(PathBuf),
+    /// The members of a source bundle, by normalised relative path.
+    Bundle(BTreeMap<String, Vec<u8>>),
+}
+
+impl Files {
+    /// Reads a bundle (`.tar.gz`, `.tgz`, `.tar`) into memory.
+    pub fn bundle(path: &Path) -> Result<Files, String> {
+        let raw = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        let name = path.to_string_lossy().to_ascii_lowercase();
+        let reader: Box<dyn Read> = if name.ends_with(".tar") { Box::new(raw) } else { Box::new(flate2::read::GzDecoder::new(raw)) };
+        let mut archive = tar::Archive::new(reader.take(MAX_BUNDLE_BYTES));
+        let mut members = BTreeMap::new();
+        let entries = archive.entries().map_err(|e| format!("not a tar archive: {e}"))?;
+        for entry in entries {
+            let mut entry = entry.map_err(|e| format!("broken archive: {e}"))?;
+            if !entry.header().entry_type().is_file() {
+                continue;
+            }
+            let rel = entry.path().map_err(|e| e.to_string())?.to_string_lossy().trim_start_matches("./").to_string();
+            let lower = rel.to_ascii_lowercase();
+            if [".tex", ".bib", ".bbl", ".ltx"].iter().any(|x| lower.ends_with(x)) {
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).map_err(|e| format!("broken archive: {e}"))?;
+                members.insert(normalize_rel(&rel), bytes);
+            }
+        }
+        if members.is_empty() {
+            return Err("the archive holds no .tex file".into());
+        }
+        Ok(Files::Bundle(members))
+    }
+
+    fn read(&self, rel: &str) -> Option<String> {
+        let bytes = match self {
+            Files::Dir(root) => std::fs::read(root.join(rel)).ok()?,
+            Files::Bundle(m) => m.get(&normalize_rel(rel))?.clone(),
+        };
+        Some(decode_text(&bytes).text)
+    }
+
+    /// Relative paths of the files with one of these extensions.
+    fn list(&self, exts: &[&str]) -> Vec<String> {
+        let keep = |p: &str| {
+            let l = p.to_ascii_lowercase();
+            exts.iter().any(|x| l.ends_with(x))
+        };
+        match self {
+            Files::Bundle(m) => m.keys().filter(|k| keep(k)).cloned().collect(),
+            Files::Dir(root) => {
+                let mut out = Vec::new();
+                let mut seen = HashSet::new();
+                walk(root, root, &keep, &mut out, &mut seen, 0);
+                out.sort();
+                out
+            }
+        }
+    }
+}
+
+fn walk(root: &Path, dir: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<String>, seen: &mut HashSet<PathBuf>, depth: usize) {
+    if depth > 32 || !seen.insert(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())) {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(root, &p, keep, out, seen, depth + 1);
+        } else if let Ok(rel) = p.strip_prefix(root) {
+            let rel = rel.to_string_lossy().to_string();
+            if keep(&rel) {
+                out.push(rel);
+            }
+        }
+    }
+}
+
+/// `a/./b/../c.tex` → `a/c.tex`.
+fn normalize_rel(rel: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in rel.split(['/', '\\']) {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// The main files of a project: those that declare a `\documentclass`
+/// (every `.tex` file when none does).
+pub fn main_files(files: &Files) -> Vec<String> {
+    let all = files.list(&[".tex", ".ltx"]);
+    let mains: Vec<String> =
+        all.iter().filter(|f| files.read(f).is_some_and(|t| strip_comments(&t).contains("\\documentclass"))).cloned().collect();
+    if mains.is_empty() {
+        all
+    } else {
+        mains
+    }
+}
+
+/// Reads one LaTeX document (`main`, relative to `files`), named `shown`
+/// in the evidence. Problems that do not stop it (a missing `\input`, an
+/// unknown key, a missing `.bib`) are returned as lines.
+pub fn read_latex(files: &Files, main: &str, shown: &Path) -> Result<(Document, Vec<String>), String> {
+    let mut problems = Vec::new();
+    let text = files.read(main).ok_or_else(|| "cannot be read".to_string())?;
+    let base = Path::new(main).parent().map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
+    let mut visiting = vec![normalize_rel(main)];
+    let source = expand_inputs(files, &base, &strip_comments(&text), &mut visiting, &mut problems);
+    if !balanced(&source) {
+        problems.push("unbalanced braces; the text after the first unmatched one may be cut".into());
+    }
+    let mut doc = Document::new(DocKind::Latex, shown.to_path_buf());
+    doc.title = command_arg(&source, "title").map(|t| plain_inline(&t)).unwrap_or_default();
+    let body = match (source.find("\\begin{document}"), source.find("\\end{document}")) {
+        (Some(s), Some(e)) if e > s => &source[s + "\\begin{document}".len()..e],
+        (Some(s), _) => &source[s + "\\begin{document}".len()..],
+        _ => source.as_str(),
+    };
+    // References: .bib files named by the source, else the .bbl, else an
+    // inline thebibliography.
+    let (references, keys) = bibliography(files, &base, main, &source, &mut problems);
+    doc.references = references;
+    let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
+    doc.paragraphs = paragraphs(body, &keys, &mut unknown);
+    if !unknown.is_empty() && !keys.is_empty() {
+        let list: Vec<String> = unknown.keys().take(5).map(|k| format!("`{k}`")).collect();
+        problems.push(format!(
+            "{} citation key(s) not in the bibliography: {}{}",
+            unknown.len(),
+            list.join(", "),
+            if unknown.len() > 5 { ", ..." } else { "" }
+        ));
+    }
+    Ok((doc, problems))
+}
+
+/// Removes `%` comments (not `\%`), keeping line structure.
+pub fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let b = line.as_bytes();
+        let mut cut = line.len();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b[i] == b'%' {
+                cut = i;
+                break;
+            }
+            i += 1;
+        }
+        out.push_str(&line[..cut]);
+        out.push('\n');
+    }
+    out
+}
+
+fn expand_inputs(files: &Files, base: &str, text: &str, visiting: &mut Vec<String>, problems: &mut Vec<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = ["\\input{", "\\include{", "\\subfile{", "\\input "].iter().filter_map(|p| rest.find(p).map(|i| (i, *p))).min();
+        let Some((at, cmd)) = next else {
+            out.push_str(rest);
+            break;
+        };
+        out.push_str(&rest[..at]);
+        let after = &rest[at + cmd.len()..];
+        let (name, used) = if cmd.ends_with('{') {
+            match after.find('}') {
+                Some(e) => (after[..e].trim().to_string(), e + 1),
+                None => (String::new(), 0),
+            }
+        } else {
+            let e = after.find(|c: char| c.is_whitespace() || c == '\\').unwrap_or(after.len());
+            (after[..e].to_string(), e)
+        };
+        rest = &after[used..];
+        if name.is_empty() {
+            continue;
+        }
+        let rel = normalize_rel(&if base.is_empty() { name.clone() } else { format!("{base}/{name}") });
+        let candidates = [format!("{rel}.tex"), rel.clone(), normalize_rel(&format!("{name}.tex")), normalize_rel(&name)];
+        let found = candidates.iter().find_map(|c| files.read(c).map(|t| (c.clone(), t)));
+        match found {
+            Some((path, _)) if visiting.contains(&path) => problems.push(format!("`{name}` includes itself; not read again")),
+            Some(_) if visiting.len() > MAX_INPUT_DEPTH => problems.push(format!("`{name}`: \\input nested too deeply")),
+            Some((path, t)) => {
+                visiting.push(path);
+                out.push_str(&expand_inputs(files, base, &strip_comments(&t), visiting, problems));
+                visiting.pop();
+            }
+            None => problems.push(format!("\\input `{name}` not found")),
+        }
+    }
+    out
+}
+
+fn balanced(s: &str) -> bool {
+    let mut depth: i64 = 0;
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    depth == 0
+}
+
+/// The first argument of `\name{...}` (balanced).
+fn command_arg(s: &str, name: &str) -> Option<String> {
+    let pat = format!("\\{name}");
+    let mut from = 0;
+    while let Some(i) = s[from..].find(&pat) {
+        let at = from + i + pat.len();
+        from = at;
+        if s[at..].starts_with(|c: char| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let mut j = at;
+        let b = s.as_bytes();
+        while j < b.len() && (b[j] == b' ' || b[j] == b'*') {
+            j += 1;
+        }
+        if j < b.len() && b[j] == b'[' {
+            j = skip_group(s, j, b'[', b']');
+        }
+        if j < b.len() && b[j] == b'{' {
+            let e = skip_group(s, j, b'{', b'}');
+            return Some(s[j + 1..e.saturating_sub(1).max(j + 1)].to_string());
+        }
+    }
+    None
+}
+
+/// Index just past the group opened at `i` (or the end of `s`).
+fn skip_group(s: &str, i: usize, open: u8, close: u8) -> usize {
+    let b = s.as_bytes();
+    let mut depth = 0usize;
+    let mut j = i;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 1,
+            c if c == open => depth += 1,
+            c if c == close => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return j + 1;
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    b.len()
+}
+
+/// Every argument of the named commands, in order (`\bibliography{a,b}`).
+fn all_command_args(s: &str, names: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in names {
+        let pat = format!("\\{name}");
+        let mut from = 0;
+        while let Some(i) = s[from..].find(&pat) {
+            let at = from + i + pat.len();
+            from = at;
+            if s[at..].starts_with(|c: char| c.is_ascii_alphabetic()) {
+                continue;
+            }
+            if let Some(arg) = command_arg(&s[from - pat.len()..], name) {
+                out.push(arg);
+            }
+        }
+    }
+    out
+}
+
+type Keys = HashMap<String, usize>;
+
+fn bibliography(files: &Files, base: &str, main: &str, source: &str, problems: &mut Vec<String>) -> (Vec<Reference>, Keys) {
+    let mut refs: Vec<Reference> = Vec::new();
+    let mut keys: Keys = HashMap::new();
+    let mut named: Vec<String> = Vec::new();
+    for arg in all_command_args(source, &["bibliography", "addbibresource", "addglobalbib"]) {
+        for name in arg.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let name = if name.to_ascii_lowercase().ends_with(".bib") { name.to_string() } else { format!("{name}.bib") };
+            named.push(name);
+        }
+    }
+    let mut missing = Vec::new();
+    for name in &named {
+        let rel = normalize_rel(&if base.is_empty() { name.clone() } else { format!("{base}/{name}") });
+        match files.read(&rel).or_else(|| files.read(name)) {
+            Some(text) => {
+                for outcome in parse_source(&text) {
+                    if let EntryOutcome::Paper(p) = outcome {
+                        if !keys.contains_key(&p.key) {
+                            keys.insert(p.key.clone(), refs.len());
+                            refs.push(reference_of_paper(*p));
+                        }
+                    }
+                }
+            }
+            None => missing.push(name.clone()),
+        }
+    }
+    if !refs.is_empty() {
+        if !missing.is_empty() {
+            problems.push(format!("bibliography file(s) not found: {}", missing.join(", ")));
+        }
+        return (refs, keys);
+    }
+    // The compiled bibliography: MAIN.bbl, else an inline thebibliography.
+    let bbl = Path::new(main).with_extension("bbl").to_string_lossy().to_string();
+    let bbl_text = files.read(&bbl).or_else(|| files.list(&[".bbl"]).first().and_then(|b| files.read(b)));
+    let inline = source.find("\\begin{thebibliography}").map(|i| source[i..].to_string());
+    let from_bbl = bbl_text.as_deref().map(bibitems).unwrap_or_default();
+    let items = if from_bbl.is_empty() { inline.as_deref().map(bibitems).unwrap_or_default() } else { from_bbl };
+    if items.is_empty() {
+        if !named.is_empty() {
+            problems.push(format!("bibliography file(s) not found: {}; no .bbl either, so citations stay unresolved", missing.join(", ")));
+        } else if source.contains("\\cite") {
+            problems.push("no bibliography (.bib, .bbl or thebibliography) found; citations stay unresolved".into());
+        }
+    }
+    for (key, text) in items {
+        if !keys.contains_key(&key) {
+            keys.insert(key.clone(), refs.len());
+            refs.push(Reference { raw: text, label: key, ..Default::default() });
+        }
+    }
+    (refs, keys)
+}
+
+pub(crate) fn reference_of_paper(p: Paper) -> Reference {
+    let surnames = p.authors.iter().filter_map(|a| a.split_whitespace().last().map(str::to_string)).collect();
+    let arxiv = arxiv_id_of(&p.url).or_else(|| {
+        let b = &p.bibtex;
+        let lower = b.to_ascii_lowercase();
+        (lower.contains("arxiv")).then(|| crate::corpus::paper::ARXIV_ID.captures(b).map(|m| m[1].to_string())).flatten()
+    });
+    Reference {
+        raw: format!("{}. {}. {}. {}", p.authors.join(", "), p.year.map(|y| y.to_string()).unwrap_or_default(), p.title, p.venue),
+        label: p.key.clone(),
+        title: p.title.clone(),
+        doi: p.doi.clone(),
+        arxiv: arxiv.unwrap_or_default(),
+        year: p.year,
+        year_suffix: None,
+        surnames,
+        link: None,
+        also: Vec::new(),
+        paper: Some(Box::new(p)),
+    }
+}
+
+/// `\bibitem[label]{key} text` entries of a `.bbl` or thebibliography, as
+/// (key, plain text).
+fn bibitems(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let parts: Vec<&str> = text.split("\\bibitem").collect();
+    for part in parts.iter().skip(1) {
+        let mut j = 0;
+        let b = part.as_bytes();
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j < b.len() && b[j] == b'[' {
+            j = skip_group(part, j, b'[', b']');
+        }
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'{' {
+            continue;
+        }
+        let e = skip_group(part, j, b'{', b'}');
+        let key = part[j + 1..e.saturating_sub(1).max(j + 1)].trim().to_string();
+        let mut body = &part[e.min(part.len())..];
+        if let Some(end) = body.find("\\end{thebibliography}") {
+            body = &body[..end];
+        }
+        let plain = plain_inline(&body.replace("\\newblock", " "));
+        if !key.is_empty() {
+            out.push((key, plain));
+        }
+    }
+    out
+}
+
+/// Environments whose content is not prose.
+const SKIPPED_ENVS: &[&str] = &[
+    "equation", "equation*", "align", "align*", "alignat", "alignat*", "gather", "gather*", "multline", "multline*", "eqnarray",
+    "eqnarray*", "math", "displaymath", "figure", "figure*", "wrapfigure", "table", "table*", "tabular", "tabular*", "tabularx",
+    "longtable", "verbatim", "Verbatim", "lstlisting", "minted", "algorithm", "algorithm*", "algorithmic", "tikzpicture",
+    "thebibliography", "comment", "filecontents", "filecontents*", "subfigure", "subtable", "array", "matrix", "pmatrix",
+    "bmatrix", "CJK", "lstinputlisting", "appendices-skip",
+];
+
+/// Commands dropped with their arguments.
+const DROPPED: &[&str] = &[
+    "label", "ref", "eqref", "autoref", "cref", "Cref", "pageref", "vspace", "hspace", "includegraphics", "url", "bibliography",
+    "bibliographystyle", "addbibresource", "nocite", "newcommand", "renewcommand", "providecommand", "def", "usepackage",
+    "documentclass", "maketitle", "setlength", "setcounter", "input", "include", "thanks", "affiliation", "author", "title",
+    "date", "email", "address", "institute", "keywords", "ccsdesc", "acmConference", "acmYear", "acmDOI", "copyrightyear",
+    "acmBooktitle", "acmPrice", "acmISBN", "setcopyright", "orcid", "footnotemark", "color", "definecolor", "todo",
+    "newtheorem", "linenumbers", "pagestyle", "thispagestyle", "vskip", "hskip", "noindent", "centering", "small", "large",
+    "Large", "footnotesize", "scriptsize", "normalsize", "tiny", "huge", "Huge", "newpage", "clearpage", "cleardoublepage",
+    "tableofcontents", "appendix", "raggedright", "raggedbottom", "medskip", "bigskip", "smallskip", "newline", "linebreak",
+    "pagebreak", "item", "caption",
+];
+
+/// Sectioning commands: a paragraph break; the heading is not prose.
+const HEADINGS: &[&str] = &["part", "chapter", "section", "subsection", "subsubsection", "paragraph", "subparagraph"];
+
+/// Is `name` a `\cite`-family command?
+pub fn is_cite_command(name: &str) -> bool {
+    let n = name.trim_end_matches('*');
+    (n.starts_with("cite") || n.starts_with("Cite"))
+        && !matches!(n, "citeauthor" | "Citeauthor" | "citeyear" | "citeyearpar" | "citetitle" | "citeurl" | "citedate")
+        || matches!(
+            n,
+            "parencite" | "Parencite" | "textcite" | "Textcite" | "autocite" | "Autocite" | "footcite" | "smartcite" | "supercite"
+                | "fullcite" | "autocites" | "parencites" | "textcites"
+        )
+}
+
+/// The prose of a document body as paragraphs with their citations.
+fn paragraphs(body: &str, keys: &Keys, unknown: &mut BTreeMap<String, usize>) -> Vec<Paragraph> {
+    let mut w = Writer { keys, unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
+    w.run(body, 0);
+    w.flush();
+    let notes = std::mem::take(&mut w.notes);
+    for n in notes {
+        w.run(&n, 0);
+        w.flush();
+    }
+    w.paras
+}
+
+struct Writer<'a> {
+    keys: &'a Keys,
+    unknown: &'a mut BTreeMap<String, usize>,
+    paras: Vec<Paragraph>,
+    cur: Paragraph,
+    /// Footnote texts, read as paragraphs of their own after the body.
+    notes: Vec<String>,
+}
+
+impl Writer<'_> {
+    fn flush(&mut self) {
+        let p = std::mem::take(&mut self.cur);
+        let trimmed = p.text.trim_end().len();
+        if p.text.trim().split_whitespace().count() >= 3 {
+            let mut p = p;
+            p.text.truncate(trimmed);
+            for c in &mut p.citations {
+                c.end = c.end.min(p.text.len());
+            }
+            self.paras.push(p);
+        }
+    }
+
+    fn push_str(&mut self, s: &str) {
+        for c in s.chars() {
+            self.push(c);
+        }
+    }
+
+    fn push(&mut self, c: char) {
+        if c.is_whitespace() {
+            if !self.cur.text.is_empty() && !self.cur.text.ends_with(' ') {
+                self.cur.text.push(' ');
+            }
+        } else {
+            self.cur.text.push(c);
+        }
+    }
+
+    fn cite(&mut self, keys_arg: &str) {
+        let mut refs = Vec::new();
+        for key in keys_arg.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+            match self.keys.get(key) {
+                Some(&i) => refs.push(i),
+                None => *self.unknown.entry(key.to_string()).or_default() += 1,
+            }
+        }
+        if !self.cur.text.is_empty() && !self.cur.text.ends_with(' ') {
+            self.cur.text.push(' ');
+        }
+        let start = self.cur.text.len();
+        let label = if refs.is_empty() { "?".to_string() } else { refs.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ") };
+        self.cur.text.push('[');
+        self.cur.text.push_str(&label);
+        self.cur.text.push(']');
+        self.cur.citations.push(Citation { start, end: self.cur.text.len(), refs });
+    }
+
+    /// Writes `s` (a piece of LaTeX) as prose.
+    fn run(&mut self, s: &str, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            match c {
+                b'\\' => i = self.command(s, i, depth),
+                b'$' => {
+                    // Inline or display math: left out.
+                    let display = b.get(i + 1) == Some(&b'$');
+                    let close = if display { "$$" } else { "$" };
+                    let from = i + close.len();
+                    let end = find_unescaped(s, from, close).map_or(b.len(), |e| e + close.len());
+                    self.push(' ');
+                    i = end;
+                }
+                b'{' | b'}' => i += 1,
+                b'~' => {
+                    self.push(' ');
+                    i += 1;
+                }
+                b'\n' => {
+                    // A blank line ends the paragraph.
+                    let mut j = i + 1;
+                    while j < b.len() && (b[j] == b' ' || b[j] == b'\t' || b[j] == b'\r') {
+                        j += 1;
+                    }
+                    if j < b.len() && b[j] == b'\n' {
+                        self.flush();
+                    } else {
+                        self.push(' ');
+                    }
+                    i = j;
+                }
+                b'`' | b'\'' if b.get(i + 1) == Some(&c) => {
+                    self.push('"');
+                    i += 2;
+                }
+                b'-' if b.get(i + 1) == Some(&b'-') => {
+                    let three = b.get(i + 2) == Some(&b'-');
+                    self.push(if three { '—' } else { '–' });
+                    i += if three { 3 } else { 2 };
+                }
+                _ => {
+                    let ch = s[i..].chars().next().unwrap_or(' ');
+                    self.push(ch);
+                    i += ch.len_utf8();
+                }
+            }
+        }
+    }
+
+    /// Handles the command at `i` (a backslash); returns where to go on.
+    fn command(&mut self, s: &str, i: usize, depth: usize) -> usize {
+        let b = s.as_bytes();
+        let Some(&next) = b.get(i + 1) else { return b.len() };
+        if !next.is_ascii_alphabetic() {
+            // Control symbols.
+            let j = i + 1 + s[i + 1..].chars().next().map_or(1, char::len_utf8);
+            match next {
+                b'%' | b'&' | b'_' | b'#' | b'$' | b'{' | b'}' => self.push(next as char),
+                b'\\' => self.push(' '),
+                b'[' => return find_unescaped(s, j, "\\]").map_or(b.len(), |e| e + 2),
+                b'(' => return find_unescaped(s, j, "\\)").map_or(b.len(), |e| e + 2),
+                b'\'' | b'`' | b'"' | b'^' | b'~' | b'=' | b'.' => {
+                    let (letter, end) = accent_target(s, j);
+                    if let Some(l) = letter {
+                        self.push(accented(next as char, l));
+                    }
+                    return end;
+                }
+                _ => self.push(' '),
+            }
+            return j;
+        }
+        let mut j = i + 1;
+        while j < b.len() && (b[j].is_ascii_alphabetic() || b[j] == b'@') {
+            j += 1;
+        }
+        let name = &s[i + 1..j];
+        if j < b.len() && b[j] == b'*' {
+            j += 1;
+        }
+        match name {
+            "begin" => {
+                let (env, after) = braced_arg(s, j);
+                let env = env.unwrap_or_default();
+                if SKIPPED_ENVS.contains(&env.as_str()) {
+                    let end = format!("\\end{{{env}}}");
+                    self.push(' ');
+                    return s[after..].find(&end).map_or(b.len(), |e| after + e + end.len());
+                }
+                if matches!(env.as_str(), "abstract" | "itemize" | "enumerate" | "description" | "quote" | "quotation") {
+                    self.flush();
+                }
+                after
+            }
+            "end" => {
+                let (env, after) = braced_arg(s, j);
+                if matches!(env.as_deref(), Some("abstract" | "itemize" | "enumerate" | "description" | "quote" | "quotation")) {
+                    self.flush();
+                }
+                after
+            }
+            "par" => {
+                self.flush();
+                j
+            }
+            "item" => {
+                self.flush();
+                let mut k = skip_ws(s, j);
+                if b.get(k) == Some(&b'[') {
+                    k = skip_group(s, k, b'[', b']');
+                }
+                k
+            }
+            "footnote" | "footnotetext" => {
+                let (arg, after) = args_after(s, j);
+                if let Some(a) = arg {
+                    self.notes.push(a);
+                }
+                after
+            }
+            "href" => {
+                // \href{url}{text}: the text.
+                let (_, after_url) = braced_arg(s, j);
+                let (text, after) = braced_arg(s, after_url);
+                if let Some(t) = text {
+                    self.run(&t, depth + 1);
+                }
+                after
+            }
+            "ldots" | "dots" => {
+                self.push('…');
+                j
+            }
+            "LaTeX" | "TeX" => {
+                self.push_str(name);
+                j
+            }
+            "ie" => {
+                self.push_str("i.e.");
+                j
+            }
+            "eg" => {
+                self.push_str("e.g.");
+                j
+            }
+            "etal" => {
+                self.push_str("et al.");
+                j
+            }
+            n if HEADINGS.contains(&n) => {
+                self.flush();
+                let (_, after) = args_after(s, j);
+                after
+            }
+            n if is_cite_command(n) => {
+                // Optional arguments, then one or (for \cites) several key lists.
+                let mut k = j;
+                let mut keys = String::new();
+                loop {
+                    k = skip_ws(s, k);
+                    match b.get(k) {
+                        Some(b'[') => k = skip_group(s, k, b'[', b']'),
+                        Some(b'(') if n.ends_with("cites") => k = skip_group(s, k, b'(', b')'),
+                        Some(b'{') => {
+                            let e = skip_group(s, k, b'{', b'}');
+                            if !keys.is_empty() {
+                                keys.push(',');
+                            }
+                            keys.push_str(&s[k + 1..e.saturating_sub(1).max(k + 1)]);
+                            k = e;
+                            if !n.ends_with("cites") {
+                                break;
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+                self.cite(&keys);
+                k
+            }
+            n if DROPPED.contains(&n) => {
+                let (_, after) = args_after(s, j);
+                self.push(' ');
+                after
+            }
+            _ => {
+                // Formatting and unknown commands: their text stays.
+                let mut k = skip_ws_inline(s, j);
+                while b.get(k) == Some(&b'[') {
+                    k = skip_group(s, k, b'[', b']');
+                }
+                if b.get(k) == Some(&b'{') {
+                    let e = skip_group(s, k, b'{', b'}');
+                    self.run(&s[k + 1..e.saturating_sub(1).max(k + 1)], depth + 1);
+                    return e;
+                }
+                // A command without argument ends a word.
+                if j < b.len() && b[j] == b' ' {
+                    return j;
+                }
+                j
+            }
+        }
+    }
+}
+
+fn skip_ws(s: &str, mut i: usize) -> usize {
+    let b = s.as_bytes();
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// Skips spaces but not a line break.
+fn skip_ws_inline(s: &str, mut i: usize) -> usize {
+    let b = s.as_bytes();
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// A braced argument at `i` (after spaces): its text and where it ends.
+fn braced_arg(s: &str, i: usize) -> (Option<String>, usize) {
+    let k = skip_ws(s, i);
+    if s.as_bytes().get(k) == Some(&b'{') {
+        let e = skip_group(s, k, b'{', b'}');
+        (Some(s[k + 1..e.saturating_sub(1).max(k + 1)].to_string()), e)
+    } else {
+        (None, i)
+    }
+}
+
+/// Optional `[..]` arguments then a braced one; returns the braced one.
+fn args_after(s: &str, i: usize) -> (Option<String>, usize) {
+    let b = s.as_bytes();
+    let mut k = skip_ws_inline(s, i);
+    while b.get(k) == Some(&b'[') {
+        k = skip_ws_inline(s, skip_group(s, k, b'[', b']'));
+    }
+    braced_arg(s, k)
+}
+
+fn find_unescaped(s: &str, from: usize, pat: &str) -> Option<usize> {
+    let mut k = from;
+    while let Some(i) = s.get(k..)?.find(pat) {
+        let at = k + i;
+        if at > 0 && s.as_bytes()[at - 1] == b'\\' && !pat.starts_with('\\') {
+            k = at + 1;
+            continue;
+        }
+        return Some(at);
+    }
+    None
+}
+
+/// The letter an accent command applies to (`\'e`, `\'{e}`, `{\"o}`).
+fn accent_target(s: &str, i: usize) -> (Option<char>, usize) {
+    let b = s.as_bytes();
+    match b.get(i) {
+        Some(b'{') => {
+            let e = skip_group(s, i, b'{', b'}');
+            let inner = s[i + 1..e.saturating_sub(1).max(i + 1)].trim_start_matches('\\');
+            (inner.chars().next(), e)
+        }
+        Some(_) => {
+            let c = s[i..].chars().next().unwrap();
+            (Some(c), i + c.len_utf8())
+        }
+        None => (None, i),
+    }
+}
+
+fn accented(accent: char, letter: char) -> char {
+    let combining = match accent {
+        '\'' => '\u{301}',
+        '`' => '\u{300}',
+        '"' => '\u{308}',
+        '^' => '\u{302}',
+        '~' => '\u{303}',
+        '=' => '\u{304}',
+        '.' => '\u{307}',
+        _ => return letter,
+    };
+    compose(letter, combining).unwrap_or(letter)
+}
+
+/// The precomposed form of a letter and a combining accent (Latin-1 and
+/// Latin Extended-A, which LaTeX accent commands produce).
+fn compose(letter: char, mark: char) -> Option<char> {
+    const TABLE: &[(char, char, char)] = &[
+        ('a', '\u{301}', 'á'), ('e', '\u{301}', 'é'), ('i', '\u{301}', 'í'), ('o', '\u{301}', 'ó'), ('u', '\u{301}', 'ú'),
+        ('y', '\u{301}', 'ý'), ('A', '\u{301}', 'Á'), ('E', '\u{301}', 'É'), ('I', '\u{301}', 'Í'), ('O', '\u{301}', 'Ó'),
+        ('U', '\u{301}', 'Ú'), ('c', '\u{301}', 'ć'), ('n', '\u{301}', 'ń'), ('s', '\u{301}', 'ś'), ('z', '\u{301}', 'ź'),
+        ('a', '\u{300}', 'à'), ('e', '\u{300}', 'è'), ('i', '\u{300}', 'ì'), ('o', '\u{300}', 'ò'), ('u', '\u{300}', 'ù'),
+        ('A', '\u{300}', 'À'), ('E', '\u{300}', 'È'), ('a', '\u{308}', 'ä'), ('e', '\u{308}', 'ë'), ('i', '\u{308}', 'ï'),
+        ('o', '\u{308}', 'ö'), ('u', '\u{308}', 'ü'), ('y', '\u{308}', 'ÿ'), ('A', '\u{308}', 'Ä'), ('O', '\u{308}', 'Ö'),
+        ('U', '\u{308}', 'Ü'), ('a', '\u{302}', 'â'), ('e', '\u{302}', 'ê'), ('i', '\u{302}', 'î'), ('o', '\u{302}', 'ô'),
+        ('u', '\u{302}', 'û'), ('a', '\u{303}', 'ã'), ('n', '\u{303}', 'ñ'), ('o', '\u{303}', 'õ'), ('N', '\u{303}', 'Ñ'),
+        ('a', '\u{304}', 'ā'), ('e', '\u{304}', 'ē'), ('i', '\u{304}', 'ī'), ('o', '\u{304}', 'ō'), ('u', '\u{304}', 'ū'),
+        ('z', '\u{307}', 'ż'), ('e', '\u{307}', 'ė'),
+    ];
+    TABLE.iter().find(|(l, m, _)| *l == letter && *m == mark).map(|(_, _, c)| *c)
+}
+
+/// A short piece of LaTeX (a title, a `.bbl` entry) as plain text.
+pub fn plain_inline(s: &str) -> String {
+    let keys = Keys::new();
+    let mut unknown = BTreeMap::new();
+    let mut w = Writer { keys: &keys, unknown: &mut unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
+    w.run(&s.replace('\n', " "), 0);
+    w.cur.text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> Files {
+        Files::Bundle(files.iter().map(|(k, v)| (k.to_string(), v.as_bytes().to_vec())).collect())
+    }
+
+    const BIB: &str = "@inproceedings{brants2000,\n title={{TnT} -- A Statistical Part-of-Speech Tagger},\n author={Brants, Thorsten},\n year={2000}}\n\
+        @article{collins03, title={Head-Driven Statistical Models for Natural Language Parsing}, author={Collins, Michael}, year={2003}, doi={10.1162/089120103322753356}}\n";
+
+    #[test]
+    fn inputs_are_followed_and_cites_resolved_through_the_bib() {
+        let f = project(&[
+            ("paper/main.tex", "\\documentclass{article}\n\\title{A \\emph{Tagging} Study}\n\\begin{document}\n\\maketitle\n\\section{Intro}\nWe tag with TnT~\\citep[p.~3]{brants2000} % a comment \\cite{nothing}\nand parse. \\input{sections/method}\n\\bibliography{refs}\n\\end{document}\n"),
+            ("paper/sections/method.tex", "Parsing follows \\citet{collins03,brants2000}.\n\n\\begin{equation} x = \\cite{collins03} \\end{equation}\nA formula $a \\cite{x}$ here \\cite{unknownkey}.\n"),
+            ("paper/refs.bib", BIB),
+        ]);
+        assert_eq!(main_files(&f), ["paper/main.tex"]);
+        let (doc, problems) = read_latex(&f, "paper/main.tex", Path::new("paper/main.tex")).unwrap();
+        assert_eq!(doc.title, "A Tagging Study");
+        assert_eq!(doc.references.len(), 2);
+        assert_eq!(doc.references[1].doi, "10.1162/089120103322753356");
+        let texts: Vec<&str> = doc.paragraphs.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, ["We tag with TnT [1] and parse. Parsing follows [2, 1].", "A formula here [?]."]);
+        let p = &doc.paragraphs[0];
+        assert_eq!(p.citations.len(), 2);
+        assert_eq!(&p.text[p.citations[0].start..p.citations[0].end], "[1]");
+        assert_eq!(p.citations[1].refs, [1, 0]);
+        assert!(problems.iter().any(|p| p.contains("`unknownkey`")), "{problems:?}");
+    }
+
+    #[test]
+    fn bbl_only_projects_resolve_through_bibitems() {
+        let f = project(&[
+            ("main.tex", "\\documentclass{article}\\begin{document}\nSee the tagger of \\cite{brants2000} for details.\n\\bibliography{missing}\n\\end{document}"),
+            ("main.bbl", "\\begin{thebibliography}{1}\n\\bibitem[Brants(2000)]{brants2000}\nThorsten Brants.\n\\newblock {TnT} -- a statistical part-of-speech tagger.\n\\newblock In {\\em ANLP}, 2000.\n\\end{thebibliography}\n"),
+        ]);
+        let (doc, problems) = read_latex(&f, "main.tex", Path::new("main.tex")).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(doc.references.len(), 1);
+        assert_eq!(doc.references[0].raw, "Thorsten Brants. TnT – a statistical part-of-speech tagger. In ANLP, 2000.");
+        assert_eq!(doc.paragraphs[0].citations[0].refs, [0]);
+    }
+
+    #[test]
+    fn missing_bibliography_and_unbalanced_braces_are_problems_not_failures() {
+        let f = project(&[("a.tex", "\\documentclass{x}\\begin{document}\nText with \\emph{an open brace \\cite{k} and more words.\n\\bibliography{refs}\n\\end{document}")]);
+        let (doc, problems) = read_latex(&f, "a.tex", Path::new("a.tex")).unwrap();
+        assert!(problems.iter().any(|p| p.contains("refs.bib")), "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("unbalanced")), "{problems:?}");
+        assert!(doc.references.is_empty());
+    }
+
+    #[test]
+    fn accents_dashes_and_quotes_become_text() {
+        assert_eq!(plain_inline("Schr\\\"{o}dinger's caf\\'e -- ``quoted'' \\textbf{bold}"), "Schrödinger's café – \"quoted\" bold");
+    }
+
+    #[test]
+    fn cite_family_commands() {
+        for c in ["cite", "citep", "citet", "citealp", "autocite", "parencite", "textcite", "Citet", "cite*"] {
+            assert!(is_cite_command(c), "{c}");
+        }
+        for c in ["citeauthor", "citeyear", "center"] {
+            assert!(!is_cite_command(c), "{c}");
+        }
+    }
+}

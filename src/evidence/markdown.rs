@@ -1,0 +1,233 @@
+//! Pandoc Markdown as a citing document: `[@key]`, `[see @a, p. 3; @b]`
+//! and narrative `@key` citations, resolved through the bibliography files
+//! its YAML front matter names (`bibliography: refs.bib` or a list).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::document::{Citation, DocKind, Document, Paragraph};
+use crate::corpus::bibtex::{parse_source, EntryOutcome};
+use crate::corpus::source::decode_text;
+
+/// A citation key after `@` (Pandoc: internal punctuation allowed, not at
+/// the end), or `@{any}`.
+static KEY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"@(?:\{([^}]+)\}|([\p{L}\p{N}_](?:[\p{L}\p{N}_]|[:.#$%&+?<>~/-][\p{L}\p{N}_])*))").unwrap());
+static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"!?\[([^\]\[]*)\]\([^)]*\)").unwrap());
+
+/// Reads a Markdown file; its bibliography files are looked up beside it.
+pub fn read_markdown(path: &Path) -> Result<(Document, Vec<String>), String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let text = decode_text(&bytes).text;
+    let mut problems = Vec::new();
+    let (front, body) = front_matter(&text);
+    let mut doc = Document::new(DocKind::Markdown, path.to_path_buf());
+    doc.title = front.get("title").and_then(|v| v.first()).cloned().unwrap_or_default();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut keys: HashMap<String, usize> = HashMap::new();
+    for name in front.get("bibliography").cloned().unwrap_or_default() {
+        let file = dir.join(&name);
+        match std::fs::read(&file) {
+            Ok(b) => {
+                for outcome in parse_source(&decode_text(&b).text) {
+                    if let EntryOutcome::Paper(p) = outcome {
+                        if !keys.contains_key(&p.key) {
+                            keys.insert(p.key.clone(), doc.references.len());
+                            doc.references.push(super::latex::reference_of_paper(*p));
+                        }
+                    }
+                }
+            }
+            Err(e) => problems.push(format!("bibliography `{name}`: {e}")),
+        }
+    }
+    if front.get("bibliography").is_none() && KEY.is_match(body) {
+        problems.push("no `bibliography:` in the front matter; citations stay unresolved".into());
+    }
+    let mut unknown = 0;
+    doc.paragraphs = paragraphs(body, &keys, &mut unknown);
+    if unknown > 0 && !keys.is_empty() {
+        problems.push(format!("{unknown} citation key(s) not in the bibliography"));
+    }
+    Ok((doc, problems))
+}
+
+/// The YAML front matter's `key: value` and `key: [a, b]` / `- item` lists
+/// (only what citewise reads), and the body after it.
+fn front_matter(text: &str) -> (HashMap<String, Vec<String>>, &str) {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    let t = text.trim_start_matches('\u{feff}');
+    if !t.starts_with("---") {
+        return (out, t);
+    }
+    let after_open = t.find('\n').map_or(t.len(), |i| i + 1);
+    let mut end = None;
+    let mut pos = after_open;
+    for line in t[after_open..].split_inclusive('\n') {
+        let l = line.trim_end();
+        if l == "---" || l == "..." {
+            end = Some((pos, pos + line.len()));
+            break;
+        }
+        pos += line.len();
+    }
+    let Some((yaml_end, body_start)) = end else { return (out, t) };
+    let mut current: Option<String> = None;
+    for line in t[after_open..yaml_end].lines() {
+        let unquote = |s: &str| s.trim().trim_matches(|c| c == '"' || c == '\'').to_string();
+        if let Some(item) = line.trim_start().strip_prefix("- ") {
+            if let (Some(k), true) = (&current, line.starts_with(' ') || line.starts_with('-')) {
+                out.entry(k.clone()).or_default().push(unquote(item));
+            }
+            continue;
+        }
+        if line.starts_with(' ') {
+            continue;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            let k = k.trim().to_string();
+            let v = v.trim();
+            current = Some(k.clone());
+            if let Some(list) = v.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+                out.insert(k, list.split(',').map(unquote).filter(|s| !s.is_empty()).collect());
+            } else if !v.is_empty() {
+                out.insert(k, vec![unquote(v)]);
+            }
+        }
+    }
+    (out, &t[body_start..])
+}
+
+fn paragraphs(body: &str, keys: &HashMap<String, usize>, unknown: &mut usize) -> Vec<Paragraph> {
+    let mut out = Vec::new();
+    let mut block = String::new();
+    let mut fenced = false;
+    let mut flush = |block: &mut String, out: &mut Vec<Paragraph>| {
+        if !block.trim().is_empty() {
+            let p = paragraph(block, keys, unknown);
+            if p.text.split_whitespace().count() >= 3 {
+                out.push(p);
+            }
+        }
+        block.clear();
+    };
+    for line in body.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fenced = !fenced;
+            flush(&mut block, &mut out);
+            continue;
+        }
+        if fenced || line.starts_with("    ") || line.starts_with('\t') {
+            continue;
+        }
+        if t.is_empty() || t.starts_with('#') || t.starts_with('|') || t.starts_with("$$") || t.starts_with('<') {
+            flush(&mut block, &mut out);
+            continue;
+        }
+        let t = t.trim_start_matches(['>', '*', '-', '+']).trim_start();
+        block.push_str(t);
+        block.push(' ');
+    }
+    flush(&mut block, &mut out);
+    out
+}
+
+/// One paragraph: citations rewritten as `[n, m]` with their ranges.
+fn paragraph(raw: &str, keys: &HashMap<String, usize>, unknown: &mut usize) -> Paragraph {
+    let text = LINK.replace_all(raw, "$1");
+    let mut p = Paragraph::default();
+    let mut rest: &str = &text;
+    let mut resolve = |found: Vec<String>, p: &mut Paragraph| {
+        let refs: Vec<usize> = found
+            .iter()
+            .filter_map(|k| {
+                let r = keys.get(k).copied();
+                *unknown += r.is_none() as usize;
+                r
+            })
+            .collect();
+        if !p.text.is_empty() && !p.text.ends_with(' ') {
+            p.text.push(' ');
+        }
+        let start = p.text.len();
+        let label = if refs.is_empty() { "?".to_string() } else { refs.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ") };
+        p.text.push_str(&format!("[{label}]"));
+        p.citations.push(Citation { start, end: p.text.len(), refs });
+    };
+    while !rest.is_empty() {
+        // A bracketed citation group: [@a; see @b, p. 3].
+        if rest.starts_with('[') {
+            if let Some(end) = rest.find(']') {
+                let inner = &rest[1..end];
+                let found: Vec<String> = KEY.captures_iter(inner).filter_map(|c| c.get(1).or(c.get(2)).map(|m| m.as_str().to_string())).collect();
+                if !found.is_empty() && inner.contains('@') {
+                    resolve(found, &mut p);
+                    rest = &rest[end + 1..];
+                    continue;
+                }
+            }
+        }
+        // A narrative citation: @key (not an e-mail address).
+        if rest.starts_with('@') && !p.text.ends_with(|c: char| c.is_alphanumeric()) {
+            if let Some(c) = KEY.captures(rest).filter(|c| c.get(0).unwrap().start() == 0) {
+                let key = c.get(1).or(c.get(2)).unwrap().as_str().to_string();
+                let len = c.get(0).unwrap().end();
+                resolve(vec![key], &mut p);
+                rest = &rest[len..];
+                continue;
+            }
+        }
+        let ch = rest.chars().next().unwrap();
+        rest = &rest[ch.len_utf8()..];
+        match ch {
+            '*' | '_' | '`' => {}
+            c if c.is_whitespace() => {
+                if !p.text.is_empty() && !p.text.ends_with(' ') {
+                    p.text.push(' ');
+                }
+            }
+            c => p.text.push(c),
+        }
+    }
+    let trimmed = p.text.trim_end().len();
+    p.text.truncate(trimmed);
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pandoc_citations_resolve_through_the_front_matter_bibliography() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("refs.bib"), "@misc{brants2000, title={TnT: A Statistical Part-of-Speech Tagger}, author={Brants, Thorsten}, year={2000}}\n@misc{doe:21, title={Another}, year={2021}}").unwrap();
+        let md = dir.path().join("draft.md");
+        std::fs::write(
+            &md,
+            "---\ntitle: \"My draft\"\nbibliography:\n  - refs.bib\n---\n# Intro\n\nWe tag with *TnT* [see @brants2000, p. 3; @doe:21].\nAs @brants2000 shows, mail me at a@b.org [@nokey].\n\n```\n[@brants2000] in code\n```\n",
+        )
+        .unwrap();
+        let (doc, problems) = read_markdown(&md).unwrap();
+        assert_eq!(doc.title, "My draft");
+        assert_eq!(doc.references.len(), 2);
+        assert_eq!(doc.paragraphs.len(), 1);
+        let p = &doc.paragraphs[0];
+        assert_eq!(p.text, "We tag with TnT [1, 2]. As [1] shows, mail me at a@b.org [?].");
+        assert_eq!(p.citations.iter().map(|c| c.refs.clone()).collect::<Vec<_>>(), [vec![0, 1], vec![0], vec![]]);
+        assert!(problems.iter().any(|p| p.contains("1 citation key")), "{problems:?}");
+    }
+
+    #[test]
+    fn front_matter_forms() {
+        let (f, body) = front_matter("---\nbibliography: [a.bib, \"b.bib\"]\ntitle: T\n...\nbody");
+        assert_eq!(f["bibliography"], ["a.bib", "b.bib"]);
+        assert_eq!(body, "body");
+        let (f, _) = front_matter("no front matter");
+        assert!(f.is_empty());
+    }
+}
