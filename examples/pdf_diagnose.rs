@@ -25,6 +25,37 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (dir, lib) = (Path::new(&args[1]), Library::open(Path::new(&args[2])).unwrap());
     let only = args.get(3).cloned();
+    if only.as_deref() == Some("--sample") {
+        let linker = Linker::new(lib.papers());
+        // 50 citing sentences drawn at random (seeded): what each links to,
+        // beside the reference entry it was linked through, for a hand check.
+        let mut all: Vec<_> = lib.citances().all().unwrap().into_iter().filter(|c| c.kind == "pdf").collect();
+        all.sort_by(|a, b| a.sentence.cmp(&b.sentence));
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut picked = Vec::new();
+        while picked.len() < 50 && !all.is_empty() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            picked.push(all.swap_remove((state % all.len() as u64) as usize));
+        }
+        for (n, c) in picked.iter().enumerate() {
+            let file = c.citing.file.clone().unwrap();
+            let mut doc = read_pdf(Path::new(&file), &std::fs::read(&file).unwrap()).unwrap();
+            for r in &mut doc.references {
+                r.link = linker.link_reference(r);
+            }
+            println!("#{} {} p.{:?}\n  S: {}", n + 1, file.rsplit('/').next().unwrap(), c.page, c.sentence);
+            for id in &c.cited {
+                let p = lib.papers().paper_by_id(id).unwrap().unwrap();
+                println!("  -> {id}: {} ({:?}) {}", p.title, p.year, p.authors.first().cloned().unwrap_or_default());
+                for r in doc.references.iter().filter(|r| r.link.as_ref().is_some_and(|(l, _)| l == id)) {
+                    println!("     ref: {}", r.raw.chars().take(200).collect::<String>());
+                }
+            }
+        }
+        return;
+    }
     if let Some(pdf) = only.as_deref().filter(|o| o.ends_with(".pdf")) {
         let pdf = dir.join(pdf);
         let bytes = std::fs::read(&pdf).unwrap();

@@ -4,8 +4,9 @@ citances, `data/pdf/citances.jsonl`): each sentence becomes a `test`
 context in which its citation of the cluster's reference paper is replaced
 by `[CIT]`, `cited` is the reference paper and `citing_id` the citing paper
 (so `citewise eval` can keep a query from seeing evidence taken from its own
-citing paper). The candidate pool is the benchmark's (`papers.jsonl.gz` is
-linked, not copied).
+citing paper). The benchmark's `train` contexts come along unchanged, so the
+evidence database `eval` builds is the benchmark's; the candidate pool is
+the benchmark's (`papers.jsonl.gz` is linked, not copied).
 
     scripts/citances-bench.py PDF_DIR BENCH_DIR OUT_DIR
     citewise eval --bench OUT_DIR --pool POOL [--evidence PDF_DIR]
@@ -65,6 +66,10 @@ def main(pdf_dir, bench, out):
             titles[p["id"]] = (p.get("title", ""), p.get("abstract", ""))
     written = skipped = 0
     with open(os.path.join(pdf_dir, "citances.jsonl")) as src, gzip.open(os.path.join(out, "contexts.jsonl.gz"), "wt") as dst:
+        with gzip.open(os.path.join(bench, "contexts.jsonl.gz"), "rt") as train:
+            for line in train:
+                if json.loads(line)["split"] == "train":
+                    dst.write(line if line.endswith("\n") else line + "\n")
         for i, line in enumerate(src):
             g = json.loads(line)
             context = replace_marker(g["text"], g["marker"])

@@ -82,3 +82,38 @@ fn narrow_80x24() {
     let (_d, a) = app_with_results();
     insta::assert_snapshot!(render(&a, 80, 24));
 }
+
+/// A paper nothing cites: the sentences of its own abstract that match the
+/// query, said to be the paper's own words, with the query terms marked.
+#[test]
+fn abstract_when_nothing_cites_a_paper() {
+    let (_d, mut a) = app_with_results();
+    let top = &mut a.results.as_mut().unwrap().candidates[0];
+    top.evidence.clear();
+    let abstract_text = top.paper.as_ref().unwrap().abstract_text.clone();
+    let screen = render(&a, 120, 30);
+    assert!(screen.contains("From the paper's own abstract"), "{screen}");
+    assert!(!screen.contains("support"), "no evidence line is shown: {screen}");
+    let terms = a.results.as_ref().unwrap().query_terms.clone();
+    let best = citewise::tui::screen::evidence::best_sentences(&abstract_text, &terms, 2);
+    assert!(!best.is_empty());
+    insta::assert_snapshot!(screen);
+}
+
+/// `o` on an evidence sentence read from a PDF opens that PDF at its page.
+#[test]
+fn open_the_citing_document_from_the_evidence_pane() {
+    let (_d, mut a) = app_with_results();
+    let top = &mut a.results.as_mut().unwrap().candidates[0];
+    top.evidence[0].citing_file = Some("/papers/session-aware.pdf".into());
+    top.evidence[0].citing_page = Some(4);
+    a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert_eq!(a.focus, Focus::Evidence);
+    let effects = a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE));
+    assert_eq!(effects, [citewise::tui::app::Effect::OpenFile { path: "/papers/session-aware.pdf".into(), page: Some(4) }]);
+    // Evidence without a file (from a prepared corpus) says so.
+    a.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
+    assert!(a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE)).is_empty());
+    assert!(a.status.contains("did not come from a file"), "{}", a.status);
+}

@@ -66,3 +66,39 @@ fn stages_stream_and_newer_requests_supersede_older_ones() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Evidence another process imports while the editor runs is used from the
+/// next request on, without a restart.
+#[test]
+fn evidence_imported_meanwhile_is_picked_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = Library::open_or_create(dir.path()).unwrap();
+    import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    let worker = Worker::spawn(Recommender::with_channels(Arc::new(lib), &["bm25", "evidence"]).unwrap());
+    let ask = |q: &str| {
+        let id = worker.request(Query::new(q));
+        loop {
+            match worker.recv_timeout(Duration::from_secs(20)) {
+                Some(WorkerEvent::Stage { id: got, results }) if got == id && results.complete => return results,
+                Some(_) => continue,
+                None => panic!("no answer"),
+            }
+        }
+    };
+    let query = "cross-lingual alignment of sentences from two languages";
+    let before = ask(query);
+    assert!(before.candidates.iter().all(|c| c.evidence.is_empty()), "no evidence yet");
+
+    // Another handle on the same library (as another process would) imports a document.
+    let other = Library::open(dir.path()).unwrap();
+    let md = dir.path().join("notes.md");
+    std::fs::write(dir.path().join("refs.bib"), "@inproceedings{koehn, title={Statistical Phrase-Based Translation}, author={Koehn, Philipp}, year={2003}}\n").unwrap();
+    std::fs::write(&md, "---\nbibliography: refs.bib\n---\nPhrase tables need a cross-lingual alignment of the sentences of two languages [@koehn].\n").unwrap();
+    let inputs = [citewise::evidence::inputs::EvidenceInput::Markdown(md)];
+    citewise::library::evidence_import::import_inputs(&other, &inputs, &Default::default(), &|_, _| {}).unwrap();
+
+    let after = ask(query);
+    let koehn = after.candidates.iter().find(|c| c.id == "bib:koehn2003phrase").expect("found through the new evidence");
+    assert!(koehn.channels.iter().any(|ch| ch.channel == "evidence"), "{:?}", koehn.channels);
+    assert!(koehn.evidence.iter().any(|e| e.sentence.contains("cross-lingual alignment")), "{:?}", koehn.evidence);
+}

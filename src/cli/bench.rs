@@ -21,6 +21,15 @@ pub enum BenchWhat {
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Read documents (PDFs, LaTeX, Markdown) into a fresh evidence database
+    /// beside a library's papers; report documents per second and peak memory
+    Evidence {
+        /// Library whose papers the references are linked to [default: the --library / default library]
+        #[arg(long, value_name = "DIR")]
+        library: Option<PathBuf>,
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     /// Exact top-100 cosine search over synthetic unit vectors, CPU scan
     /// and the burn backend (GPU when there is one)
     Vectors {
@@ -112,6 +121,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             let _ = std::fs::remove_dir_all(&dir);
             println!("{}", serde_json::to_string(&r)?);
         }
+        BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
         BenchWhat::Keys { library, keys, gap_ms } => {
             let dir = match library {
                 Some(d) => d.clone(),
@@ -127,6 +137,43 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+fn library_dir(given: Option<&std::path::Path>) -> Result<PathBuf> {
+    match given {
+        Some(d) => Ok(d.to_path_buf()),
+        None => Ok(std::env::var_os(crate::library::LIBRARY_ENV).map(PathBuf::from).map_or_else(Library::default_dir, Ok)?),
+    }
+}
+
+/// Evidence import speed: a library's papers with an evidence database of
+/// its own in a temporary directory (the library itself is not changed).
+fn bench_evidence(library: Option<&std::path::Path>, paths: &[PathBuf]) -> Result<()> {
+    let dir = library_dir(library)?;
+    let scratch = tempfile_dir()?;
+    let lib = Library::open_with_evidence(&dir, &scratch)?;
+    let (inputs, problems) = crate::evidence::inputs::expand(paths);
+    let t = Instant::now();
+    let s = crate::library::evidence_import::import_inputs(&lib, &inputs, &Default::default(), &|_, _| {})?;
+    let seconds = t.elapsed().as_secs_f64();
+    let documents: usize = s.kinds.values().map(|k| k.documents + k.skipped).sum();
+    let pdfs = s.kinds.get(&crate::evidence::document::DocKind::Pdf).map_or(0, |k| k.documents + k.skipped);
+    let r = serde_json::json!({
+        "papers": lib.papers().num_papers(),
+        "documents": documents,
+        "pdfs": pdfs,
+        "skipped": s.skipped.len() + problems.len(),
+        "citing_sentences": s.sentences,
+        "spans": s.stats.spans,
+        "seconds": seconds,
+        "documents_per_s": documents as f64 / seconds.max(1e-9),
+        "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
+    });
+    drop(lib);
+    let _ = std::fs::remove_dir_all(&scratch);
+    println!("{r}");
     Ok(())
 }
 

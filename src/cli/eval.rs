@@ -58,6 +58,12 @@ pub struct EvalArgs {
     /// With several channels, evaluate only the fused list (skip each channel alone)
     #[arg(long)]
     pub fused_only: bool,
+    /// Also add the citing sentences of these files or directories (PDFs,
+    /// LaTeX, Markdown, JSON Lines) to the evidence database, kept in an
+    /// evidence set of its own beside the pool's; a query never sees
+    /// evidence from its own citing paper
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub evidence: Vec<PathBuf>,
     /// Compare two JSON results instead of running
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Option<Vec<PathBuf>>,
@@ -81,7 +87,11 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     } else {
         super::import::CitationVectors::KeepCurrent
     };
-    let lib = Arc::new(open_pool(a.pool.clone(), bench, citation)?);
+    let mut lib = open_pool(a.pool.clone(), bench, citation)?;
+    if !a.evidence.is_empty() {
+        lib = with_evidence(lib, bench, &a.evidence)?;
+    }
+    let lib = Arc::new(lib);
     let stages: Vec<&str> = if a.stages.is_empty() { Recommender::new(lib.clone()).channel_names() } else { a.stages.iter().map(String::as_str).collect() };
     if let (true, Ok(semantic)) = (stages.contains(&"evidence"), crate::pipeline::semantic_spans::SemanticSpans::shared()) {
         let spans = lib.evidence().num_spans();
@@ -193,6 +203,38 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path, citation: super::im
     }
     super::import::embed_papers(&lib)?;
     super::import::embed_citation(&lib, citation)?;
+    Ok(lib)
+}
+
+/// The pool with an evidence set of its own: the `train` split's contexts
+/// and the citing sentences of `paths`, kept under
+/// `POOL/evidence-sets/<hash of the paths>` (built once, resumable).
+fn with_evidence(pool: Library, bench: &std::path::Path, paths: &[PathBuf]) -> Result<Library> {
+    let (inputs, problems) = crate::evidence::inputs::expand(paths);
+    for p in &problems {
+        eprintln!("skipped: {p}");
+    }
+    let mut key = String::new();
+    for p in paths {
+        key.push_str(&std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()).to_string_lossy());
+        key.push('\n');
+    }
+    let set = pool.dir().join("evidence-sets").join(format!("{:016x}", crate::util::fnv1a64(key.as_bytes())));
+    std::fs::create_dir_all(&set)?;
+    let lib = Library::open_with_evidence(pool.dir(), &set)?;
+    drop(pool);
+    let base = import_evidence(&lib, &[contexts_file(bench)], Some(TRAIN_SPLIT), false)?;
+    let bar = count_bar(0, "reading documents");
+    let options = crate::library::evidence_import::EvidenceOptions::default();
+    let extra = crate::library::evidence_import::import_inputs(&lib, &inputs, &options, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    if base.files_unchanged == 0 || extra.files_unchanged < extra.files {
+        eprintln!("evidence set {} built from the `{TRAIN_SPLIT}` split and {}", set.display(), paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        print_evidence_summary(&extra, false);
+    }
     Ok(lib)
 }
 

@@ -46,7 +46,11 @@ pub fn query_of(c: &CitationContext, global: bool) -> Query {
 
 /// The query of a context, ranking `depth` papers.
 pub fn query_at(c: &CitationContext, global: bool, depth: usize) -> Query {
-    let q = Query::new(c.context.clone()).with_k(depth);
+    let mut q = Query::new(c.context.clone()).with_k(depth);
+    // Leakage guard: the citing paper's own sentences are never its evidence.
+    if !c.citing_id.is_empty() {
+        q = q.citing(c.citing_id.clone());
+    }
     if global {
         q.with_global(c.citing_title.clone(), c.citing_abstract.clone().unwrap_or_default())
     } else {
@@ -123,6 +127,10 @@ pub struct EvalReport {
     /// Each channel evaluated alone, when several were fused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alone: Vec<EvalReport>,
+    /// Share of the top-10 results that show evidence (a citing sentence
+    /// from the evidence database, never one of the query's own paper).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_evidence_at10: Option<f64>,
 }
 
 /// Evaluates the recommender on `contexts`. `on_query` is called after each
@@ -150,6 +158,9 @@ pub fn evaluate_at(
     let mut all = Mean::default();
     let mut latencies = Vec::with_capacity(contexts.len());
     let mut stage_ms: Vec<(String, Vec<f64>)> = Vec::new();
+    let evidence = rec.library().evidence();
+    let count_evidence = evidence.num_spans() > 0;
+    let (mut shown, mut with_evidence) = (0usize, 0usize);
     for (i, c) in contexts.iter().enumerate() {
         let query = query_at(c, global, depth);
         let t = Instant::now();
@@ -169,6 +180,12 @@ pub fn evaluate_at(
             Err(e) => return Err(e),
         };
         latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+        if count_evidence {
+            for id in ranked.iter().take(10) {
+                shown += 1;
+                with_evidence += !evidence.spans_citing(id, &[], 1, query.citing_key())?.is_empty() as usize;
+            }
+        }
         let relevant: HashSet<String> = c.cited.iter().cloned().collect();
         let s = score(&ranked, &relevant);
         per_source.entry(c.source.clone()).or_default().add(&s);
@@ -194,6 +211,7 @@ pub fn evaluate_at(
         rerank_depth: if rec.reranker().is_some() { rec.rerank_depth() } else { 0 },
         by_rerank_depth: Vec::new(),
         alone: Vec::new(),
+        with_evidence_at10: count_evidence.then(|| with_evidence as f64 / shown.max(1) as f64),
     })
 }
 

@@ -32,6 +32,9 @@ pub fn table(r: &EvalReport) -> String {
         "latency per query: p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms",
         r.latency.p50_ms, r.latency.p95_ms, r.latency.mean_ms
     );
+    if let Some(share) = r.with_evidence_at10 {
+        let _ = writeln!(s, "top-10 results showing evidence: {:.1}%", share * 100.0);
+    }
     if r.stage_latency.len() > 1 {
         let stages: Vec<String> = r.stage_latency.iter().map(|(name, l)| format!("{name} {:.2}/{:.2}", l.p50_ms, l.p95_ms)).collect();
         let _ = writeln!(s, "per stage (p50/p95 ms): {}", stages.join(", "));

@@ -153,7 +153,8 @@ pub fn read_latex(files: &Files, main: &str, shown: &Path) -> Result<(Document, 
     let (references, keys) = bibliography(files, &base, main, &source, &mut problems);
     doc.references = references;
     let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
-    doc.paragraphs = paragraphs(body, &keys, &mut unknown);
+    let macros = macros_of(&source[..source.find("\\begin{document}").unwrap_or(source.len())]);
+    doc.paragraphs = paragraphs(body, &keys, &macros, &mut unknown);
     if !unknown.is_empty() && !keys.is_empty() {
         let list: Vec<String> = unknown.keys().take(5).map(|k| format!("`{k}`")).collect();
         problems.push(format!(
@@ -471,8 +472,8 @@ pub fn is_cite_command(name: &str) -> bool {
 }
 
 /// The prose of a document body as paragraphs with their citations.
-fn paragraphs(body: &str, keys: &Keys, unknown: &mut BTreeMap<String, usize>) -> Vec<Paragraph> {
-    let mut w = Writer { keys, unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
+fn paragraphs(body: &str, keys: &Keys, macros: &Macros, unknown: &mut BTreeMap<String, usize>) -> Vec<Paragraph> {
+    let mut w = Writer { keys, macros, unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
     w.run(body, 0);
     w.flush();
     let notes = std::mem::take(&mut w.notes);
@@ -483,8 +484,52 @@ fn paragraphs(body: &str, keys: &Keys, unknown: &mut BTreeMap<String, usize>) ->
     w.paras
 }
 
+/// Macros without parameters (`\newcommand{\Bert}{\textsc{Bert}\xspace}`),
+/// by name.
+type Macros = HashMap<String, String>;
+
+/// The parameterless macros a source defines with `\newcommand`,
+/// `\renewcommand`, `\providecommand` or `\def`.
+fn macros_of(source: &str) -> Macros {
+    let mut out = Macros::new();
+    for cmd in ["\\newcommand", "\\renewcommand", "\\providecommand", "\\def"] {
+        let mut from = 0;
+        while let Some(i) = source[from..].find(cmd) {
+            let mut j = from + i + cmd.len();
+            from = j;
+            let b = source.as_bytes();
+            if b.get(j) == Some(&b'*') {
+                j += 1;
+            }
+            j = skip_ws(source, j);
+            // The name: {\X} or \X.
+            let (name, after) = if b.get(j) == Some(&b'{') {
+                let e = skip_group(source, j, b'{', b'}');
+                (source[j + 1..e.saturating_sub(1).max(j + 1)].trim().to_string(), e)
+            } else {
+                let e = source[j..].find(|c: char| c != '\\' && !c.is_ascii_alphabetic()).map_or(source.len(), |k| j + k);
+                let e = if e == j + 1 { (j + 1..source.len()).find(|&k| !source.as_bytes()[k].is_ascii_alphabetic()).unwrap_or(source.len()) } else { e };
+                (source[j..e].to_string(), e)
+            };
+            let Some(name) = name.strip_prefix('\\').map(str::to_string) else { continue };
+            let k = skip_ws(source, after);
+            // Macros with parameters are left alone.
+            if matches!(b.get(k), Some(b'[') | Some(b'#')) || b.get(k) != Some(&b'{') {
+                continue;
+            }
+            let e = skip_group(source, k, b'{', b'}');
+            let body = source[k + 1..e.saturating_sub(1).max(k + 1)].to_string();
+            if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphabetic()) && !body.contains('#') {
+                out.entry(name).or_insert(body);
+            }
+        }
+    }
+    out
+}
+
 struct Writer<'a> {
     keys: &'a Keys,
+    macros: &'a Macros,
     unknown: &'a mut BTreeMap<String, usize>,
     paras: Vec<Paragraph>,
     cur: Paragraph,
@@ -553,13 +598,19 @@ impl Writer<'_> {
             match c {
                 b'\\' => i = self.command(s, i, depth),
                 b'$' => {
-                    // Inline or display math: left out.
+                    // Math is left out, but for plain numbers and symbols
+                    // ("an F1 score of $0.68$").
                     let display = b.get(i + 1) == Some(&b'$');
                     let close = if display { "$$" } else { "$" };
                     let from = i + close.len();
-                    let end = find_unescaped(s, from, close).map_or(b.len(), |e| e + close.len());
-                    self.push(' ');
-                    i = end;
+                    let inner_end = find_unescaped(s, from, close).unwrap_or(b.len());
+                    let inner = &s[from.min(inner_end)..inner_end];
+                    if !display && !inner.is_empty() && inner.len() <= 24 && inner.chars().all(|c| c.is_alphanumeric() || " .,%+-=<>()".contains(c)) {
+                        self.push_str(inner.trim());
+                    } else {
+                        self.push(' ');
+                    }
+                    i = (inner_end + close.len()).min(b.len());
                 }
                 b'{' | b'}' => i += 1,
                 b'~' => {
@@ -627,6 +678,15 @@ impl Writer<'_> {
         let name = &s[i + 1..j];
         if j < b.len() && b[j] == b'*' {
             j += 1;
+        }
+        if let Some(body) = self.macros.get(name) {
+            self.run(body, depth + 1);
+            // `\Bert{}` and `\Bert\ `: the empty group or space ends the name.
+            let k = skip_ws_inline(s, j);
+            if s[k..].starts_with("{}") {
+                return k + 2;
+            }
+            return j;
         }
         match name {
             "begin" => {
@@ -857,8 +917,9 @@ fn compose(letter: char, mark: char) -> Option<char> {
 /// A short piece of LaTeX (a title, a `.bbl` entry) as plain text.
 pub fn plain_inline(s: &str) -> String {
     let keys = Keys::new();
+    let macros = Macros::new();
     let mut unknown = BTreeMap::new();
-    let mut w = Writer { keys: &keys, unknown: &mut unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
+    let mut w = Writer { keys: &keys, macros: &macros, unknown: &mut unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
     w.run(&s.replace('\n', " "), 0);
     w.cur.text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -877,8 +938,8 @@ mod tests {
     #[test]
     fn inputs_are_followed_and_cites_resolved_through_the_bib() {
         let f = project(&[
-            ("paper/main.tex", "\\documentclass{article}\n\\title{A \\emph{Tagging} Study}\n\\begin{document}\n\\maketitle\n\\section{Intro}\nWe tag with TnT~\\citep[p.~3]{brants2000} % a comment \\cite{nothing}\nand parse. \\input{sections/method}\n\\bibliography{refs}\n\\end{document}\n"),
-            ("paper/sections/method.tex", "Parsing follows \\citet{collins03,brants2000}.\n\n\\begin{equation} x = \\cite{collins03} \\end{equation}\nA formula $a \\cite{x}$ here \\cite{unknownkey}.\n"),
+            ("paper/main.tex", "\\documentclass{article}\n\\newcommand{\\Tn}{\\textsc{TnT}\\xspace}\n\\newcommand\\Arg[1]{#1}\n\\title{A \\emph{Tagging} Study}\n\\begin{document}\n\\maketitle\n\\section{Intro}\nWe tag with TnT~\\citep[p.~3]{brants2000} % a comment \\cite{nothing}\nand parse. \\input{sections/method}\n\\bibliography{refs}\n\\end{document}\n"),
+            ("paper/sections/method.tex", "Parsing follows \\citet{collins03,brants2000}.\n\n\\begin{equation} x = \\cite{collins03} \\end{equation}\nA formula $a \\cite{x}$ here \\cite{unknownkey} and \\Tn{} scores $0.68$.\n"),
             ("paper/refs.bib", BIB),
         ]);
         assert_eq!(main_files(&f), ["paper/main.tex"]);
@@ -887,7 +948,7 @@ mod tests {
         assert_eq!(doc.references.len(), 2);
         assert_eq!(doc.references[1].doi, "10.1162/089120103322753356");
         let texts: Vec<&str> = doc.paragraphs.iter().map(|p| p.text.as_str()).collect();
-        assert_eq!(texts, ["We tag with TnT [1] and parse. Parsing follows [2, 1].", "A formula here [?]."]);
+        assert_eq!(texts, ["We tag with TnT [1] and parse. Parsing follows [2, 1].", "A formula here [?] and TnT scores 0.68."]);
         let p = &doc.paragraphs[0];
         assert_eq!(p.citations.len(), 2);
         assert_eq!(&p.text[p.citations[0].start..p.citations[0].end], "[1]");

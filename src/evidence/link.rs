@@ -111,7 +111,11 @@ impl<'a> Linker<'a> {
                     return None;
                 }
                 if norm_raw.contains(&format!(" {t} ")) {
-                    return Some((0, t.len(), p.id));
+                    // A whole segment of the reference ("2003. Latent
+                    // Dirichlet allocation. J. Mach..."), not words inside
+                    // another title ("Matching results of latent Dirichlet
+                    // allocation for text") or an author list.
+                    return title_segment(raw, &t).then_some((0, t.len(), p.id));
                 }
                 let compact: Vec<char> = t.chars().filter(|c| *c != ' ').collect();
                 // Inexact: the first author must be named too; a looser
@@ -119,7 +123,14 @@ impl<'a> Linker<'a> {
                 let first_author = p.authors.first().and_then(|a| a.split_whitespace().last()).map(normalize_title);
                 let author_named = first_author.as_deref().is_some_and(|f| f.len() >= 2 && folded_raw.contains(&format!(" {f} ")));
                 let same_year = p.year.is_some_and(|y| years.contains(&y));
-                let k = if author_named && same_year { compact.len() / 7 } else { compact.len() / 15 };
+                // The looser bound also needs the title's first and last
+                // letters as they are (a word left out in the middle, not
+                // another title ending the same way).
+                let anchored = compact.len() >= 24 && {
+                    let raw: String = compact_raw.iter().collect();
+                    raw.contains(&compact[..8].iter().collect::<String>()) && raw.contains(&compact[compact.len() - 8..].iter().collect::<String>())
+                };
+                let k = if author_named && same_year && anchored { compact.len() / 7 } else { compact.len() / 15 };
                 let edits = approx_find(&compact_raw, &compact, k)?;
                 (author_named || first_author.is_none()).then_some((edits, t.len(), p.id))
             })
@@ -209,6 +220,49 @@ impl<'a> Linker<'a> {
     }
 }
 
+/// Whether the (normalised) title `t` stands in `raw` as a segment of its
+/// own: after the start or a period, parenthesis, colon or quote, and
+/// before the end or such punctuation (or a comma, question mark).
+fn title_segment(raw: &str, t: &str) -> bool {
+    // Words of the raw text, each with the punctuation before and after it.
+    let mut words: Vec<(String, char, char)> = Vec::new();
+    let mut pending = '^';
+    let mut cur = String::new();
+    for c in raw.chars().chain(std::iter::once(' ')) {
+        if c.is_alphanumeric() {
+            cur.extend(c.to_lowercase());
+            continue;
+        }
+        if !cur.is_empty() {
+            words.push((std::mem::take(&mut cur), pending, ' '));
+            pending = ' ';
+        }
+        if !c.is_whitespace() && !matches!(c, '-' | '\'' | '’') {
+            if let Some(last) = words.last_mut() {
+                if last.2 == ' ' {
+                    last.2 = c;
+                }
+            }
+            if pending == ' ' || pending == '^' {
+                pending = c;
+            }
+        } else if c == '-' || c == '\'' || c == '’' {
+            // Inside a word ("part-of-speech"): the title's words are split the same way.
+        }
+    }
+    let want: Vec<&str> = t.split(' ').collect();
+    let opens = |c: char| matches!(c, '^' | '.' | ')' | ']' | ':' | '"' | '“' | '”' | '\u{201e}' | '‘' | '?' | '!');
+    let closes = |c: char| matches!(c, ' ' | '.' | ',' | ':' | '?' | '!' | '"' | '”' | '“' | ';' | '(' | '[') ;
+    (0..words.len().saturating_sub(want.len() - 1)).any(|i| {
+        want.iter().enumerate().all(|(k, w)| words[i + k].0 == *w)
+            && opens(words[i].1)
+            && {
+                let (_, _, after) = &words[i + want.len() - 1];
+                closes(*after) && (*after != ' ' || i + want.len() == words.len())
+            }
+    })
+}
+
 /// The fewest edits (insertions, deletions, substitutions) with which
 /// `pattern` occurs somewhere in `text`, when at most `k` (Sellers'
 /// approximate substring matching).
@@ -257,6 +311,18 @@ mod tests {
         assert_eq!(&c[1], "10.1145/3331184.3331203");
         let c = ARXIV_IN_TEXT.captures("arXiv preprint arXiv:1810.04805 (2018).").unwrap();
         assert_eq!(&c[1], "1810.04805");
+    }
+
+    #[test]
+    fn titles_must_stand_as_a_segment_of_the_reference() {
+        let lda = "latent dirichlet allocation";
+        assert!(title_segment("David M. Blei, Andrew Y. Ng, and Michael I. Jordan. 2003. Latent dirichlet allocation. J. Mach. Learn. Res., 3:993-1022.", lda));
+        assert!(!title_segment("Andreas Niekler and Patrick Jähnichen. 2012. Matching results of latent dirichlet allocation for text. In Proceedings of ICCM.", lda));
+        assert!(!title_segment("Voorhees, E.M. 2001. Overview of the TREC 2001 question answering track. In TREC 2001.", "overview of the trec"));
+        assert!(title_segment("Spence Green and Christopher D. Manning. 2010. Better Arabic parsing: Baselines, evaluations, and analysis. In COLING.", "better arabic parsing"));
+        assert!(title_segment("Brown, P. (1992). \"An estimate of an upper bound for the entropy of English.\" Computational Linguistics", "an estimate of an upper bound for the entropy of english"));
+        assert!(!title_segment("Joakim Nivre, Jens Nilsson, Johan Hall, Atanas Chanev, and Erwin Marsi. 2007. MaltParser.", "atanas chanev and erwin marsi"));
+        assert!(title_segment("Brants, Thorsten. 2000. TnT - a statistical part-of-speech tagger. In ANLP.", "tnt a statistical part of speech tagger"));
     }
 
     #[test]

@@ -69,6 +69,11 @@ impl EvidenceIndex {
         Ok(EvidenceIndex { index, reader, fields, analyzer: analyzer::english() })
     }
 
+    /// Sees what was committed since (by this or another process).
+    pub fn reload(&self) -> Result<()> {
+        Ok(self.reader.reload()?)
+    }
+
     pub fn searcher(&self) -> Searcher {
         self.reader.searcher()
     }
@@ -200,8 +205,17 @@ impl EvidenceIndex {
     }
 
     /// The best-matching spans that cite `paper` (by BM25 over the query
-    /// terms; spans with no matching term come last, in index order).
-    pub fn spans_citing(&self, paper: &str, terms: &[String], k: usize) -> Result<Vec<SpanRecord>> {
+    /// terms; spans with no matching term come last, in index order),
+    /// without the sightings of the citing paper `exclude` (see
+    /// [`SpanRecord::without_citing`]).
+    pub fn spans_citing(&self, paper: &str, terms: &[String], k: usize, exclude: Option<u64>) -> Result<Vec<SpanRecord>> {
+        let Some(ex) = exclude else { return self.spans_citing_all(paper, terms, k) };
+        // Fetch more, since some may go.
+        let records = self.spans_citing_all(paper, terms, k * 3 + 5)?;
+        Ok(records.into_iter().filter_map(|r| r.without_citing(ex)).filter(|r| r.cited.iter().any(|c| c.id == paper)).take(k).collect())
+    }
+
+    fn spans_citing_all(&self, paper: &str, terms: &[String], k: usize) -> Result<Vec<SpanRecord>> {
         let searcher = self.searcher();
         let cited = TermQuery::new(Term::from_field_text(self.fields.cited, paper), IndexRecordOption::Basic);
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(cited))];

@@ -29,6 +29,10 @@ use crate::evidence::sources::{read_sentences, CitingSentence, SourceReport};
 use crate::evidence::spans::extract_spans;
 use crate::evidence::store::EvidenceStats;
 
+/// Journal tag of JSON Lines files read with citing-paper sightings and
+/// citing sentences kept.
+const SIGHTINGS_TAG: &str = "citing=1";
+
 /// How to import.
 #[derive(Debug, Clone, Default)]
 pub struct EvidenceOptions {
@@ -122,7 +126,7 @@ enum Outcome {
 /// Imports every input; `progress(done, total)` after each batch of documents.
 pub fn import_inputs(lib: &Library, inputs: &[EvidenceInput], options: &EvidenceOptions, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<EvidenceImportSummary> {
     let t = std::time::Instant::now();
-    let journal_path = lib.dir().join("evidence-journal.json");
+    let journal_path = lib.evidence_root().join("evidence-journal.json");
     let mut journal = Journal::load(&journal_path)?;
     let mut summary = EvidenceImportSummary { files: inputs.len(), ..Default::default() };
     let years = YearCache::default();
@@ -130,8 +134,13 @@ pub fn import_inputs(lib: &Library, inputs: &[EvidenceInput], options: &Evidence
     let (sentence_files, documents): (Vec<&EvidenceInput>, Vec<&EvidenceInput>) =
         inputs.iter().partition(|i| matches!(i, EvidenceInput::Sentences(_)));
 
-    // JSON Lines: one file at a time, each committed on its own.
-    let tag = options.split.as_ref().map(|s| format!("split={s}")).unwrap_or_default();
+    // JSON Lines: one file at a time, each committed on its own. (The tag
+    // names the way of reading: files imported before sightings kept their
+    // citing paper are read once more, which fills it in.)
+    let tag = match &options.split {
+        Some(s) => format!("split={s};{SIGHTINGS_TAG}"),
+        None => SIGHTINGS_TAG.to_string(),
+    };
     for input in sentence_files {
         let file = input.path();
         let bytes = match read_bytes(file) {

@@ -40,6 +40,9 @@ struct Meta {
 /// An opened library.
 pub struct Library {
     dir: PathBuf,
+    /// Where the evidence database lives (`dir` unless opened with another
+    /// evidence set, as an evaluation does).
+    evidence_root: PathBuf,
     papers: PaperIndex,
     evidence: EvidenceIndex,
     citances: CitanceIndex,
@@ -70,6 +73,13 @@ impl Library {
     /// Opens an existing library; a missing or incompatible one is an error
     /// that says what to run.
     pub fn open(dir: &Path) -> Result<Library> {
+        Self::open_with_evidence(dir, dir)
+    }
+
+    /// Opens a library whose evidence database (spans, citing sentences,
+    /// span vectors, evidence journal) lives in `evidence_root` instead:
+    /// the same papers with another set of evidence.
+    pub fn open_with_evidence(dir: &Path, evidence_root: &Path) -> Result<Library> {
         let meta_path = dir.join("library.json");
         let text = std::fs::read_to_string(&meta_path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -90,9 +100,9 @@ impl Library {
             ));
         }
         let papers = PaperIndex::open_or_create(&dir.join("papers"))?;
-        let evidence = EvidenceIndex::open_or_create(&dir.join("evidence"))?;
-        let citances = CitanceIndex::open_or_create(&dir.join("citances"))?;
-        Ok(Library { dir: dir.to_path_buf(), papers, evidence, citances })
+        let evidence = EvidenceIndex::open_or_create(&evidence_root.join("evidence"))?;
+        let citances = CitanceIndex::open_or_create(&evidence_root.join("citances"))?;
+        Ok(Library { dir: dir.to_path_buf(), evidence_root: evidence_root.to_path_buf(), papers, evidence, citances })
     }
 
     fn stale(dir: &Path, why: &str) -> Error {
@@ -115,6 +125,15 @@ impl Library {
         &self.evidence
     }
 
+    /// Sees what another process committed since this library was opened:
+    /// papers, evidence spans and citing sentences (an import running
+    /// beside the editor).
+    pub fn refresh(&self) -> Result<()> {
+        self.papers.reload()?;
+        self.evidence.reload()?;
+        self.citances.reload()
+    }
+
     /// The citing sentences behind the evidence, as read.
     pub fn citances(&self) -> &CitanceIndex {
         &self.citances
@@ -133,6 +152,12 @@ impl Library {
 
     /// Where the evidence spans' vectors (citation bi-encoder) are kept.
     pub fn span_vectors_dir(&self) -> PathBuf {
-        self.dir.join("span-vectors")
+        self.evidence_root.join("span-vectors")
+    }
+
+    /// The directory of the evidence database (the library's own unless
+    /// opened with [`Library::open_with_evidence`]).
+    pub fn evidence_root(&self) -> &Path {
+        &self.evidence_root
     }
 }

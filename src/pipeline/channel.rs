@@ -23,6 +23,12 @@ pub struct EvidenceSnippet {
     pub citing_year: Option<i32>,
     /// The citing sentence.
     pub sentence: String,
+    /// The file the citing sentence was read from (a PDF, a LaTeX or
+    /// Markdown source) and its page there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub citing_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub citing_page: Option<u32>,
 }
 
 /// What a channel returns.

@@ -30,8 +30,9 @@ impl CitedFor {
     }
 
     /// For each paper id, the best cosine of `local` to a span of
-    /// `library`'s evidence database that cites it (none when no span does).
-    pub fn best_cosines(&self, library: &Library, local: &str, ids: &[&str]) -> Result<Vec<Option<f32>>> {
+    /// `library`'s evidence database that cites it (none when no span does),
+    /// leaving out what the citing paper `exclude` itself said.
+    pub fn best_cosines(&self, library: &Library, local: &str, ids: &[&str], exclude: Option<u64>) -> Result<Vec<Option<f32>>> {
         let ev = library.evidence();
         if ev.num_spans() == 0 || ids.is_empty() {
             return Ok(vec![None; ids.len()]);
@@ -40,7 +41,7 @@ impl CitedFor {
         let mut spans = Vec::new();
         let mut owner = Vec::new();
         for (i, id) in ids.iter().enumerate() {
-            for (rank, record) in ev.spans_citing(id, &terms, SPANS_PER_PAPER)?.into_iter().enumerate() {
+            for (rank, record) in ev.spans_citing(id, &terms, SPANS_PER_PAPER, exclude)?.into_iter().enumerate() {
                 spans.push(RankedSpan { rank: rank + 1, record });
                 owner.push(i);
             }

@@ -136,10 +136,12 @@ impl EvidenceChannel {
     /// Spans for the query, best first.
     pub fn spans(&self, query: &Query) -> Result<Vec<RankedSpan>> {
         let (local, terms) = self.analyze(query);
-        self.spans_for(&local, &terms)
+        self.spans_for(&local, &terms, query.citing_key())
     }
 
-    fn spans_for(&self, local: &str, terms: &[String]) -> Result<Vec<RankedSpan>> {
+    /// Spans for the query words, best first; without what the citing paper
+    /// `exclude` said (a span only it gave is dropped).
+    fn spans_for(&self, local: &str, terms: &[String], exclude: Option<u64>) -> Result<Vec<RankedSpan>> {
         let ev = self.library.evidence();
         let hits = ev.search(terms, SPAN_PREFETCH)?;
         let mut fused: HashMap<DocAddress, f32> = HashMap::new();
@@ -155,8 +157,16 @@ impl EvidenceChannel {
         });
         let searcher = ev.searcher();
         let mut spans = Vec::with_capacity(order.len());
-        for (i, (doc, _)) in order.into_iter().enumerate() {
-            spans.push(RankedSpan { rank: i + 1, record: ev.record(&searcher, doc)? });
+        for (doc, _) in order {
+            let record = ev.record(&searcher, doc)?;
+            let record = match exclude {
+                Some(ex) => match record.without_citing(ex) {
+                    Some(r) => r,
+                    None => continue,
+                },
+                None => record,
+            };
+            spans.push(RankedSpan { rank: spans.len() + 1, record });
         }
         if let Some(r) = &self.reranker {
             r.rerank(local, &mut spans)?;
@@ -241,6 +251,8 @@ pub fn snippet(record: &SpanRecord, paper: &str) -> EvidenceSnippet {
         citing_title: src.map(|s| s.citing_title.clone()).unwrap_or_default(),
         citing_year: src.and_then(|s| s.citing_year),
         sentence: src.map(|s| s.sentence.clone()).unwrap_or_default(),
+        citing_file: src.and_then(|s| s.file.clone()),
+        citing_page: src.and_then(|s| s.page),
     }
 }
 
@@ -251,7 +263,7 @@ impl Channel for EvidenceChannel {
 
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
         let (local, terms) = self.analyze(query);
-        let spans = self.spans_for(&local, &terms)?;
+        let spans = self.spans_for(&local, &terms, query.citing_key())?;
         let papers = rank_papers(&spans, self.order);
         let mut evidence: HashMap<String, Vec<EvidenceSnippet>> = HashMap::new();
         for s in &spans {

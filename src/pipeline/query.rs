@@ -20,6 +20,10 @@ pub struct Query {
     pub abstract_text: String,
     /// How many papers to return.
     pub k: usize,
+    /// The library id of the paper being written, when it is in the
+    /// library: evidence taken from its own sentences is never used for it
+    /// (so an evaluation never sees a citation as its own evidence).
+    pub citing_id: Option<String>,
 }
 
 impl Query {
@@ -36,6 +40,17 @@ impl Query {
     pub fn with_k(mut self, k: usize) -> Query {
         self.k = k;
         self
+    }
+
+    /// Sets the citing paper whose own evidence is left out.
+    pub fn citing(mut self, id: impl Into<String>) -> Query {
+        self.citing_id = Some(id.into());
+        self
+    }
+
+    /// The fingerprint of the citing paper, as evidence sightings keep it.
+    pub fn citing_key(&self) -> Option<u64> {
+        self.citing_id.as_deref().filter(|s| !s.is_empty()).map(crate::evidence::record::citing_key)
     }
 
     /// The local context as plain words: `[CIT]`, LaTeX `\cite{..}` commands

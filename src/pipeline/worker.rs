@@ -92,6 +92,9 @@ fn run(rec: Recommender, jobs: Receiver<Job>, events: Sender<WorkerEvent>, lates
             continue;
         }
         let id = job.id;
+        // Evidence or papers another process imported meanwhile are used
+        // from this request on (a reload that fails keeps what was there).
+        let _ = rec.library().refresh();
         let current = || latest.load(Ordering::SeqCst) == id;
         let result = rec.recommend_streaming(&job.query, &mut |results| {
             if !current() {

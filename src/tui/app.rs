@@ -46,6 +46,8 @@ pub enum Effect {
     ExportAndCite(Vec<Paper>),
     CopyKeys(Vec<Paper>),
     Open(String),
+    /// Opens a citing document (at a page, where the viewer takes one).
+    OpenFile { path: String, page: Option<u32> },
     Quit,
 }
 
@@ -94,6 +96,8 @@ pub struct AppSettings {
     pub k: usize,
     pub backend: String,
     pub library_papers: u64,
+    /// Command that opens a citing PDF at a page (`pdf_viewer` in the config).
+    pub pdf_viewer: Option<String>,
 }
 
 impl AppSettings {
@@ -108,6 +112,7 @@ impl AppSettings {
             k: 10,
             backend: "CPU".into(),
             library_papers,
+            pdf_viewer: None,
         }
     }
 }
@@ -393,6 +398,13 @@ impl App {
                 let papers = self.marked_papers();
                 if !papers.is_empty() {
                     return vec![Effect::CopyKeys(papers)];
+                }
+            }
+            Action::OpenLink if self.focus == Focus::Evidence => {
+                let snippet = self.current().and_then(|c| c.evidence.get(self.evidence_selected));
+                match snippet.and_then(|e| e.citing_file.clone().map(|f| (f, e.citing_page))) {
+                    Some((path, page)) => return vec![Effect::OpenFile { path, page }],
+                    None => self.status = "this evidence did not come from a file on this machine".into(),
                 }
             }
             Action::OpenLink => {

@@ -34,6 +34,9 @@ pub struct Config {
     pub autosave_seconds: u64,
     /// Rebinds actions: `ask_citations = ["ctrl-space", "f5"]`.
     pub keys: BTreeMap<String, Vec<String>>,
+    /// Opens a citing PDF at its page, e.g. `zathura --page={page} {file}`
+    /// or `evince -i {page} {file}` (default: the system's opener).
+    pub pdf_viewer: Option<String>,
 }
 
 impl Default for Config {
@@ -46,6 +49,7 @@ impl Default for Config {
             results: 20,
             autosave_seconds: 3,
             keys: BTreeMap::new(),
+            pdf_viewer: None,
         }
     }
 }

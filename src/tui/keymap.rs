@@ -95,7 +95,7 @@ impl Action {
             Action::Export => "export the marked papers' BibTeX",
             Action::InsertCitation => "insert the citation at the cursor",
             Action::CopyKeys => "copy the marked papers' keys",
-            Action::OpenLink => "open the paper's DOI / URL",
+            Action::OpenLink => "open the DOI / URL (Evidence: the citing PDF)",
             Action::Filter => "filter the results",
         }
     }

@@ -11,6 +11,7 @@ pub mod context;
 pub mod demo;
 pub mod keymap;
 pub mod latency;
+pub mod opener;
 pub mod screen;
 pub mod theme;
 
@@ -83,6 +84,7 @@ pub fn prepare(opts: &Options) -> Result<Session> {
         k: config.results,
         backend: "CPU".into(),
         library_papers: library.papers().num_papers(),
+        pdf_viewer: config.pdf_viewer.clone(),
     };
     let mut app = App::new(&text, opts.draft.clone(), bib.clone(), settings);
     app.bib_entries = entries_of(&bib).unwrap_or_default();
@@ -226,15 +228,17 @@ fn perform(
             Err(e) => app.status = e.to_string(),
         },
         Effect::Open(link) => {
-            let opener = if cfg!(target_os = "macos") { "open" } else if cfg!(windows) { "explorer" } else { "xdg-open" };
-            app.status = match std::process::Command::new(opener)
-                .arg(&link)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-            {
-                Ok(_) => format!("opened {link}"),
-                Err(_) => format!("no {opener} here: {link}"),
+            app.status = opener::spawn(&[opener::system_opener().to_string(), link.clone()], &link);
+        }
+        Effect::OpenFile { path, page } => {
+            let shown = match page {
+                Some(p) => format!("{path} (p. {p})"),
+                None => path.clone(),
+            };
+            app.status = if std::path::Path::new(&path).exists() {
+                opener::spawn(&opener::viewer_command(app.settings.pdf_viewer.as_deref(), &path, page), &shown)
+            } else {
+                format!("{path} is no longer there")
             };
         }
         Effect::Quit => return Ok(false),

@@ -67,7 +67,10 @@ impl<'a> RefIndex<'a> {
 
     /// The entry an author–year citation names: same year (and suffix when
     /// given), first author's family name, and the second's when named.
-    fn author_year(&self, names: &[String], year: i32, suffix: Option<char>) -> Option<usize> {
+    /// `etal`: the citation says "et al." (three authors or more); without
+    /// it, as many authors as it names are preferred ("Nivre (2008)" is
+    /// Nivre's own paper of 2008, not Nivre, Boguslavsky and Iomdin's).
+    fn author_year(&self, names: &[String], etal: bool, year: i32, suffix: Option<char>) -> Option<usize> {
         let first = names.first()?;
         let candidates = self.by_year.get(&year)?;
         let mut best: Option<(usize, u32)> = None;
@@ -89,6 +92,10 @@ impl<'a> RefIndex<'a> {
             }
             if suffix.is_some() && r.year_suffix == suffix {
                 score += 1;
+            }
+            let authors = r.surnames.len();
+            if etal && authors >= 3 || !etal && authors == names.len() {
+                score += 2;
             }
             if best.is_none_or(|(_, s)| score > s) {
                 best = Some((i, score));
@@ -142,13 +149,15 @@ impl<'a> RefIndex<'a> {
             }
             let names_part = &text[m.start()..c.get(1).unwrap().start()];
             let names = names_of(names_part);
+            let etal = says_et_al(names_part);
             let mut refs = Vec::new();
             for item in c[1].split([',', ';']) {
                 if let Some(y) = YEAR.captures(item) {
                     let inner_names = names_of(&item[..y.get(0).unwrap().start()]);
-                    let use_names = if inner_names.is_empty() { &names } else { &inner_names };
+                    let (use_names, use_etal) =
+                        if inner_names.is_empty() { (&names, etal) } else { (&inner_names, says_et_al(&item[..y.get(0).unwrap().start()])) };
                     let suffix = y.get(2).and_then(|s| s.as_str().chars().next());
-                    if let Some(i) = y[1].parse().ok().and_then(|yr| self.author_year(use_names, yr, suffix)) {
+                    if let Some(i) = y[1].parse().ok().and_then(|yr| self.author_year(use_names, use_etal, yr, suffix)) {
                         if !refs.contains(&i) {
                             refs.push(i);
                         }
@@ -179,6 +188,7 @@ impl<'a> RefIndex<'a> {
     fn parenthetical(&self, inner: &str) -> Vec<usize> {
         let mut refs = Vec::new();
         let mut names: Vec<String> = Vec::new();
+        let mut etal = false;
         for item in inner.split(';') {
             let mut last_end = 0;
             for y in YEAR.captures_iter(item) {
@@ -187,10 +197,11 @@ impl<'a> RefIndex<'a> {
                 let found = names_of(before);
                 if !found.is_empty() {
                     names = found;
+                    etal = says_et_al(before);
                 }
                 last_end = m.end();
                 let suffix = y.get(2).and_then(|s| s.as_str().chars().next());
-                if let Some(i) = y[1].parse().ok().and_then(|yr| self.author_year(&names, yr, suffix)) {
+                if let Some(i) = y[1].parse().ok().and_then(|yr| self.author_year(&names, etal, yr, suffix)) {
                     if !refs.contains(&i) {
                         refs.push(i);
                     }
@@ -199,6 +210,12 @@ impl<'a> RefIndex<'a> {
         }
         refs
     }
+}
+
+/// Whether a citation's names end in "et al." (or "and colleagues").
+fn says_et_al(s: &str) -> bool {
+    let l = s.to_lowercase();
+    l.contains("et al") || l.contains("and colleagues")
 }
 
 /// Whether a parenthesis holds a citation nobody could resolve (names and
@@ -309,6 +326,8 @@ mod tests {
             "van Halteren, H., J. Zavrel, and W. Daelemans. 1998. Improving data driven wordclass tagging.",
             "Collins, M. 1999. Head-driven statistical models. PhD thesis.",
             "Collins, M. 2003. Head-driven statistical models for natural language parsing.",
+            "Nivre, J., I. Boguslavsky, and L. Iomdin. 2008. Parsing the SynTagRus treebank.",
+            "Nivre, J. 2008. Algorithms for deterministic incremental dependency parsing.",
         ]);
         let idx = RefIndex::new(&r, ListStyle::AuthorYear);
         assert_eq!(
@@ -320,6 +339,8 @@ mod tests {
         assert_eq!(found(&idx, "Collins (1999, 2003) parses."), [("Collins (1999, 2003)".into(), vec![6, 7])]);
         assert_eq!(found(&idx, "as Collins [1999] and [Lee, 2010a] show"), [("Collins [1999]".into(), vec![6]), ("[Lee, 2010a]".into(), vec![2])]);
         assert_eq!(found(&idx, "(e.g., Sproat et al., 1996)"), [("(e.g., Sproat et al., 1996)".into(), vec![4])]);
+        assert_eq!(found(&idx, "as noted in Nivre (2008)")[0].1, [9], "one name: the single-author paper");
+        assert_eq!(found(&idx, "(Nivre et al., 2008)")[0].1, [8]);
         assert_eq!(found(&idx, "between 10 and 2,000 tokens (in 2010 numbers)"), []);
         assert_eq!(found(&idx, "a method (Unknown, 2005) here")[0].1, Vec::<usize>::new(), "found but unresolved");
     }

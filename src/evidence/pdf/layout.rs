@@ -106,12 +106,19 @@ fn gutter(page: &Page, body: f32) -> Option<f32> {
     let left_edge = ends.get(ends.len().saturating_sub(1 + ends.len() / 50)).copied().unwrap_or(xf);
     let right_edge = starts.get(starts.len() / 50).copied().unwrap_or(xf);
     let band = right_edge - left_edge;
+    // Columns have edges: many left-column lines end at the band (justified
+    // or nearly), many right-column lines start at it. Words with wrong
+    // widths (some OCR text layers) leave a band in one column by chance,
+    // without edges.
+    let ending = ends.iter().filter(|&&x| x >= left_edge - 4.0).count();
+    let starting = starts.iter().filter(|&&x| x <= right_edge + 4.0).count();
+    let edged = ending * 20 >= ends.len() && starting * 20 >= starts.len();
     if std::env::var("CW_DEBUG_LAYOUT").is_ok() {
         eprintln!("gutter? x {xf} crossing {crossing} of {} left {left} right {right} band {band} body {body}", words.len());
     }
     // The middle of the band: left-column lines end before it, right-column
     // lines start after it, and a centred title crosses it.
-    (crossing * 25 <= words.len() && left * 5 >= words.len() && right * 5 >= words.len() && band >= (0.8 * body).max(6.0))
+    (crossing * 25 <= words.len() && left * 5 >= words.len() && right * 5 >= words.len() && band >= (0.8 * body).max(6.0) && edged)
         .then_some((left_edge + right_edge) / 2.0)
 }
 
@@ -468,16 +475,27 @@ mod tests {
         Word { text: text.into(), x0, x1: x0 + 6.0 * text.len() as f32, top, bottom: top + 10.0, size: 10.0, bold: false }
     }
 
-    /// A two-column page: the left column's lines say L1..L30, the right's R1..R30.
+    /// Words set one after another from `x0`, as a justified line is.
+    fn line_of(text: &str, x0: f32, top: f32) -> Vec<Word> {
+        let mut x = x0;
+        text.split(' ')
+            .map(|t| {
+                let word = w(t, x, top);
+                x = word.x1 + 4.0;
+                word
+            })
+            .collect()
+    }
+
+    /// A two-column A4 page: the left column's lines start with L0..L29, the
+    /// right's with R0..R29; the title (in larger type) spans both.
     fn two_columns(title: bool) -> Page {
-        let mut words = if title { vec![w("A", 240.0, 40.0), w("Title", 252.0, 40.0), w("Spanning", 290.0, 40.0)] } else { vec![] };
+        let big = |t: &str, x: f32| Word { size: 16.0, ..w(t, x, 40.0) };
+        let mut words = if title { vec![big("A", 250.0), big("Title", 262.0), big("Spanning", 300.0)] } else { vec![] };
         for i in 0..30 {
             let top = 100.0 + i as f32 * 12.0;
-            words.push(w(&format!("L{i}"), 60.0, top));
-            words.push(w("left", 80.0, top));
-            words.push(w("words", 110.0, top));
-            words.push(w(&format!("R{i}"), 320.0, top));
-            words.push(w("right", 340.0, top));
+            words.extend(line_of(&format!("L{i} left words of this column"), 60.0, top));
+            words.extend(line_of(&format!("R{i} and the right column"), 320.0, top));
         }
         words.push(w("7", 295.0, 800.0));
         Page { width: 595.0, height: 842.0, words }
@@ -488,8 +506,8 @@ mod tests {
         let lines = lines(&[two_columns(true), two_columns(false), two_columns(false)]);
         let texts: Vec<&str> = lines.iter().filter(|l| l.page == 1).map(|l| l.text.as_str()).collect();
         assert_eq!(texts[0], "A Title Spanning");
-        assert_eq!(texts[1], "L0 left words");
-        assert_eq!(texts[31], "R0 right");
+        assert_eq!(texts[1], "L0 left words of this column");
+        assert_eq!(texts[31], "R0 and the right column");
         assert_eq!(texts.len(), 61, "the page number is dropped");
     }
 
