@@ -28,7 +28,7 @@ fn main() -> anyhow::Result<()> {
         let id = row["id"].as_str().unwrap_or_default();
         let Some(c) = contexts.get(id) else { continue };
         let ids: Vec<&str> = row["ids"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
-        let best = cited_for.best_cosines(&lib, &query_at(c, false, 10).local_text(), &ids, None)?;
+        let best = cited_for.best_cosines(&lib, &query_at(c, false, 10).local_text(), &ids, &[])?;
         writeln!(out, "{}", serde_json::json!({ "id": id, "ev_cos": best }))?;
     }
     Ok(())

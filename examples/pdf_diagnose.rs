@@ -25,6 +25,30 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (dir, lib) = (Path::new(&args[1]), Library::open(Path::new(&args[2])).unwrap());
     let only = args.get(3).cloned();
+    if only.as_deref() == Some("--identify") {
+        // Each PDF's own record as found, against its file name's `acl:` id.
+        let linker = Linker::new(lib.papers());
+        let (mut right, mut wrong, mut none) = (0, 0, 0);
+        for cluster in std::fs::read_dir(dir).unwrap().flatten().filter(|e| e.path().is_dir()) {
+            for f in std::fs::read_dir(cluster.path()).unwrap().flatten() {
+                let path = f.path();
+                let Ok(doc) = read_pdf(&path, &std::fs::read(&path).unwrap()) else { continue };
+                let want = format!("acl:{}", path.file_stem().unwrap().to_string_lossy());
+                let got = linker.identify(&doc).map(|p| p.id);
+                match &got {
+                    Some(g) if *g == want => right += 1,
+                    Some(_) => wrong += 1,
+                    None => none += 1,
+                }
+                if got.as_deref() != Some(want.as_str()) {
+                    let title = lib.papers().paper_by_id(&want).unwrap().map(|p| p.title).unwrap_or_default();
+                    println!("{} -> {got:?}\n   found title: {:?}\n   pool title:  {title:?}\n   front: {:?}", path.display(), doc.title, doc.front.chars().take(160).collect::<String>());
+                }
+            }
+        }
+        println!("right {right} wrong {wrong} none {none}");
+        return;
+    }
     if only.as_deref() == Some("--sample") {
         let linker = Linker::new(lib.papers());
         // 50 citing sentences drawn at random (seeded): what each links to,

@@ -8,8 +8,13 @@ citing paper). The benchmark's `train` contexts come along unchanged, so the
 evidence database `eval` builds is the benchmark's; the candidate pool is
 the benchmark's (`papers.jsonl.gz` is linked, not copied).
 
-    scripts/citances-bench.py PDF_DIR BENCH_DIR OUT_DIR
+    scripts/citances-bench.py PDF_DIR BENCH_DIR OUT_DIR [--skip LIST]
     citewise eval --bench OUT_DIR --pool POOL [--evidence PDF_DIR]
+
+`--skip LIST` leaves out the sentences of the PDFs named in LIST (one
+`CLUSTER/PAPER.pdf` a line): e.g. those citewise could not match to their
+library record, for which the leakage guard cannot tell a query's own
+sentences from others'.
 """
 import gzip
 import json
@@ -54,7 +59,7 @@ def replace_marker(text, marker):
     return text[:at] + "[CIT]" + text[end:]
 
 
-def main(pdf_dir, bench, out):
+def main(pdf_dir, bench, out, skip=()):
     os.makedirs(out, exist_ok=True)
     papers = os.path.join(out, "papers.jsonl.gz")
     if not os.path.exists(papers):
@@ -72,6 +77,8 @@ def main(pdf_dir, bench, out):
                     dst.write(line if line.endswith("\n") else line + "\n")
         for i, line in enumerate(src):
             g = json.loads(line)
+            if g["pdf"] in skip:
+                continue
             context = replace_marker(g["text"], g["marker"])
             if context is None:
                 skipped += 1
@@ -93,6 +100,10 @@ def main(pdf_dir, bench, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    args = sys.argv[1:]
+    if len(args) == 5 and args[3] == "--skip":
+        main(*args[:3], skip={l.strip() for l in open(args[4]) if l.strip()})
+    elif len(args) == 3:
+        main(*args)
+    else:
         sys.exit(__doc__)
-    main(*sys.argv[1:])

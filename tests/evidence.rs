@@ -167,12 +167,12 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
     let cited_for = CitedFor::new(Arc::new(SemanticSpans::new(encoder)));
     let ids = [SHOKOUHI, "bib:brants2000tnt", "bib:papineni2002bleu"];
     // Words shared with neither paper's title: only what citing authors wrote links them.
-    let tagging = cited_for.best_cosines(&lib, "we annotated the treebank with a trigram part-of-speech tagger", &ids, None).unwrap();
-    let completion = cited_for.best_cosines(&lib, "suggestions for what the user is typing into the search box, tailored to them", &ids, None).unwrap();
+    let tagging = cited_for.best_cosines(&lib, "we annotated the treebank with a trigram part-of-speech tagger", &ids, &[]).unwrap();
+    let completion = cited_for.best_cosines(&lib, "suggestions for what the user is typing into the search box, tailored to them", &ids, &[]).unwrap();
     assert_eq!(tagging[2], None, "no span cites BLEU");
     let (t, c) = (tagging[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>(), completion[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>());
     assert!(t[1] > t[0] && c[0] > c[1], "each query is closest to the paper cited for its claim: {t:?} {c:?}");
-    assert_eq!(cited_for.best_cosines(&lib, "anything", &[], None).unwrap(), Vec::<Option<f32>>::new());
+    assert_eq!(cited_for.best_cosines(&lib, "anything", &[], &[]).unwrap(), Vec::<Option<f32>>::new());
 
     // In the rerank stage: ranked among the reranked papers that evidence cites, and only those.
     let rec = Recommender::new(lib.clone());

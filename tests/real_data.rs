@@ -105,7 +105,7 @@ fn benchmark_quality_bm25_and_evidence() {
     for c in contexts.iter().step_by(27) {
         let r = fused.recommend(&query_of(c, false).with_k(10)).unwrap();
         for cand in &r.candidates {
-            if !lib.evidence().spans_citing(&cand.id, &[], 1, None).unwrap().is_empty() {
+            if !lib.evidence().spans_citing(&cand.id, &[], 1, &[]).unwrap().is_empty() {
                 with_evidence += 1;
                 shown += !cand.evidence.is_empty() as usize;
             }

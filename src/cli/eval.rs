@@ -221,6 +221,16 @@ fn with_evidence(pool: Library, bench: &std::path::Path, paths: &[PathBuf]) -> R
     }
     let set = pool.dir().join("evidence-sets").join(format!("{:016x}", crate::util::fnv1a64(key.as_bytes())));
     std::fs::create_dir_all(&set)?;
+    // The pool's span vectors are the same spans under the same encoder:
+    // start from them, so only the new spans are encoded.
+    let (pool_vectors, set_vectors) = (pool.span_vectors_dir(), set.join("span-vectors"));
+    if pool_vectors.is_dir() && !set_vectors.exists() {
+        std::fs::create_dir_all(&set_vectors)?;
+        for entry in std::fs::read_dir(&pool_vectors)? {
+            let entry = entry?;
+            std::fs::copy(entry.path(), set_vectors.join(entry.file_name()))?;
+        }
+    }
     let lib = Library::open_with_evidence(pool.dir(), &set)?;
     drop(pool);
     let base = import_evidence(&lib, &[contexts_file(bench)], Some(TRAIN_SPLIT), false)?;

@@ -49,7 +49,7 @@ pub fn query_at(c: &CitationContext, global: bool, depth: usize) -> Query {
     let mut q = Query::new(c.context.clone()).with_k(depth);
     // Leakage guard: the citing paper's own sentences are never its evidence.
     if !c.citing_id.is_empty() {
-        q = q.citing(c.citing_id.clone());
+        q = q.citing(vec![c.citing_id.clone()]);
     }
     if global {
         q.with_global(c.citing_title.clone(), c.citing_abstract.clone().unwrap_or_default())
@@ -160,9 +160,15 @@ pub fn evaluate_at(
     let mut stage_ms: Vec<(String, Vec<f64>)> = Vec::new();
     let evidence = rec.library().evidence();
     let count_evidence = evidence.num_spans() > 0;
+    // Leakage guard: the citing paper under every id the library has for it.
+    let linker = crate::evidence::link::Linker::new(rec.library().papers());
+    let mut citing_ids: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
     let (mut shown, mut with_evidence) = (0usize, 0usize);
     for (i, c) in contexts.iter().enumerate() {
-        let query = query_at(c, global, depth);
+        let mut query = query_at(c, global, depth);
+        if count_evidence && !c.citing_id.is_empty() {
+            query.citing = citing_ids.entry(c.citing_id.clone()).or_insert_with(|| linker.same_work_loose(&c.citing_id)).clone();
+        }
         let t = Instant::now();
         let ranked: Vec<String> = match rec.recommend_ids(&query) {
             Ok(r) => {
@@ -183,7 +189,7 @@ pub fn evaluate_at(
         if count_evidence {
             for id in ranked.iter().take(10) {
                 shown += 1;
-                with_evidence += !evidence.spans_citing(id, &[], 1, query.citing_key())?.is_empty() as usize;
+                with_evidence += !evidence.spans_citing(id, &[], 1, &query.citing_keys())?.is_empty() as usize;
             }
         }
         let relevant: HashSet<String> = c.cited.iter().cloned().collect();

@@ -191,9 +191,32 @@ impl<'a> Linker<'a> {
             .collect()
     }
 
+    /// Every library record of paper `id`'s work, `id` first: those whose
+    /// title is the same but for a letter or two in twenty-five (a typo, a
+    /// lost hyphen) and whose year is no more than one apart. What a
+    /// leakage guard leaves out, erring on the side of more.
+    pub fn same_work_loose(&self, id: &str) -> Vec<String> {
+        let mut out = vec![id.to_string()];
+        let Some(papers) = self.papers else { return out };
+        let Ok(Some(p)) = papers.paper_by_id(id) else { return out };
+        let t = compact(&p.title);
+        if t.len() < MIN_TITLE_CHARS {
+            return out;
+        }
+        for o in papers.title_candidates(&p.title, 10).unwrap_or_default() {
+            let near_year = o.year.is_none() || p.year.is_none() || o.year.zip(p.year).is_some_and(|(a, b)| (a - b).abs() <= 1);
+            let ot = compact(&o.title);
+            if o.id != p.id && near_year && ot.len().abs_diff(t.len()) <= t.len() / 25 + 1 && approx_find(&ot, &t, (t.len() / 25).max(1)).is_some() {
+                out.push(o.id);
+            }
+        }
+        out
+    }
+
     /// The library record of a citing document itself: by the DOI on its
-    /// first page, else by its title (a library title equal to the one
-    /// found, or one that its first page holds).
+    /// first page, else by its title. A library title counts when it is the
+    /// title found (letters and digits compared, a few of them off) or stands
+    /// in the first page's text before the abstract.
     pub fn identify(&self, doc: &Document) -> Option<Paper> {
         let papers = self.papers?;
         if !doc.doi.is_empty() {
@@ -201,23 +224,50 @@ impl<'a> Linker<'a> {
                 return papers.paper_by_id(&id).ok().flatten();
             }
         }
-        let title = normalize_title(&doc.title);
-        let front = format!(" {} ", normalize_title(&doc.front));
-        let query = if doc.title.trim().is_empty() { doc.front.chars().take(300).collect::<String>() } else { doc.title.clone() };
-        if query.trim().is_empty() {
-            return None;
+        let title = compact(&doc.title);
+        let front = compact(&doc.front);
+        let mut candidates: Vec<Paper> = Vec::new();
+        for query in [doc.title.clone(), doc.front.chars().take(300).collect::<String>()] {
+            if query.trim().is_empty() {
+                continue;
+            }
+            for p in papers.title_candidates(&query, 15).ok()? {
+                if !candidates.iter().any(|c| c.id == p.id) {
+                    candidates.push(p);
+                }
+            }
         }
-        let hits = papers.title_candidates(&query, 8).ok()?;
-        hits.into_iter()
+        candidates
+            .into_iter()
             .filter_map(|p| {
-                let t = normalize_title(&p.title);
-                let equal = !title.is_empty() && t == title;
-                let held = t.len() >= MIN_TITLE_CHARS && (front.contains(&format!(" {t} ")) || title.len() >= MIN_TITLE_CHARS && (title.contains(&t) && t.len() * 10 >= title.len() * 7));
-                (equal || held).then_some((equal as usize, t.len(), p))
+                let t = compact(&p.title);
+                // A short title only when it is all of the title found.
+                if t.len() < 12 && !(t.len() >= 6 && t == title) {
+                    return None;
+                }
+                let k = t.len() / 15;
+                // The found title is this one (it may carry the authors' names after it).
+                let as_title = if title.len() >= t.len() && title.len() <= t.len() * 2 + 40 { approx_find(&title, &t, k) } else { None };
+                let as_title = as_title.filter(|_| title.len() * 10 <= t.len() * 25 || t.len() >= MIN_TITLE_CHARS);
+                let in_front = if t.len() >= MIN_TITLE_CHARS { approx_find(&front, &t, k) } else { None };
+                // The found title first; the rest of the first page (where
+                // an affiliation may read like a title) only without one.
+                let (rank, edits) = match (as_title, in_front) {
+                    (Some(a), _) => (0, a),
+                    (None, Some(b)) => (1, b),
+                    (None, None) => return None,
+                };
+                Some(((rank, edits, std::cmp::Reverse(t.len())), p))
             })
-            .max_by_key(|(eq, len, _)| (*eq, *len))
-            .map(|(_, _, p)| p)
+            .min_by_key(|(key, _)| *key)
+            .map(|(_, p)| p)
     }
+}
+
+/// Lower-case letters and digits, nothing else (spaces, hyphens and
+/// punctuation differ between a title and its copies).
+fn compact(s: &str) -> Vec<char> {
+    super::pdf::references::fold(s).chars().collect()
 }
 
 /// Whether the (normalised) title `t` stands in `raw` as a segment of its

@@ -83,13 +83,13 @@ impl CitedPaper {
         }
     }
 
-    /// This link without the sightings of one citing paper (`None` when
-    /// nothing is left).
-    pub fn without_citing(&self, citing: u64) -> Option<CitedPaper> {
-        if !self.by.contains(&citing) {
+    /// This link without the sightings of one citing paper (under any of
+    /// its ids' fingerprints; `None` when nothing is left).
+    pub fn without_citing(&self, citing: &[u64]) -> Option<CitedPaper> {
+        if !self.by.iter().any(|b| citing.contains(b)) {
             return Some(self.clone());
         }
-        let keep: Vec<usize> = (0..self.seen_in.len()).filter(|&i| self.by_at(i) != citing).collect();
+        let keep: Vec<usize> = (0..self.seen_in.len()).filter(|&i| !citing.contains(&self.by_at(i))).collect();
         if keep.is_empty() {
             return None;
         }
@@ -158,12 +158,12 @@ impl SpanRecord {
     /// The span as a query from `citing` may see it: without the sightings
     /// of that citing paper (the evaluation's leakage guard: a citation is
     /// never its own evidence). `None` when no link is left.
-    pub fn without_citing(&self, citing: u64) -> Option<SpanRecord> {
+    pub fn without_citing(&self, citing: &[u64]) -> Option<SpanRecord> {
         let cited: Vec<CitedPaper> = self.cited.iter().filter_map(|c| c.without_citing(citing)).collect();
         if cited.is_empty() {
             return None;
         }
-        let sources = self.sources.iter().filter(|s| citing_key(&s.citing_id) != citing).cloned().collect();
+        let sources = self.sources.iter().filter(|s| !citing.contains(&citing_key(&s.citing_id))).cloned().collect();
         Some(SpanRecord { text: self.text.clone(), kinds: self.kinds.clone(), cited, sources })
     }
 
@@ -245,10 +245,11 @@ mod tests {
         b.add(rec("TnT", SpanKind::Mention, "p1", 2));
         b.add(rec("TnT", SpanKind::Mention, "p2", 2));
         let r = b.spans["tnt"].clone();
-        let seen = r.without_citing(20).unwrap();
+        let seen = r.without_citing(&[20]).unwrap();
         assert_eq!((seen.support_for("p1"), seen.support_for("p2")), (1, 0), "citing paper 20 saw sighting 2");
-        assert!(r.without_citing(20).unwrap().without_citing(10).is_none());
-        assert_eq!(r.without_citing(99).unwrap(), r);
+        assert!(r.without_citing(&[20]).unwrap().without_citing(&[10]).is_none());
+        assert!(r.without_citing(&[10, 20]).is_none(), "a paper under two ids");
+        assert_eq!(r.without_citing(&[99]).unwrap(), r);
         let mut gone = r.clone();
         assert!(gone.retract(&[2].into_iter().collect()));
         assert_eq!((gone.support_for("p1"), gone.support_for("p2")), (1, 0));

@@ -208,11 +208,13 @@ impl EvidenceIndex {
     /// terms; spans with no matching term come last, in index order),
     /// without the sightings of the citing paper `exclude` (see
     /// [`SpanRecord::without_citing`]).
-    pub fn spans_citing(&self, paper: &str, terms: &[String], k: usize, exclude: Option<u64>) -> Result<Vec<SpanRecord>> {
-        let Some(ex) = exclude else { return self.spans_citing_all(paper, terms, k) };
+    pub fn spans_citing(&self, paper: &str, terms: &[String], k: usize, exclude: &[u64]) -> Result<Vec<SpanRecord>> {
+        if exclude.is_empty() {
+            return self.spans_citing_all(paper, terms, k);
+        }
         // Fetch more, since some may go.
         let records = self.spans_citing_all(paper, terms, k * 3 + 5)?;
-        Ok(records.into_iter().filter_map(|r| r.without_citing(ex)).filter(|r| r.cited.iter().any(|c| c.id == paper)).take(k).collect())
+        Ok(records.into_iter().filter_map(|r| r.without_citing(exclude)).filter(|r| r.cited.iter().any(|c| c.id == paper)).take(k).collect())
     }
 
     fn spans_citing_all(&self, paper: &str, terms: &[String], k: usize) -> Result<Vec<SpanRecord>> {

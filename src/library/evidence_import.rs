@@ -264,14 +264,7 @@ fn commit_sentences(lib: &Library, sources: &[(String, &str, Vec<CitingSentence>
             let records = s.records(&year_of);
             summary.sentences += 1;
             summary.spans_extracted += records.len();
-            let mut cited: Vec<String> = Vec::new();
-            for m in &s.markers {
-                for c in &m.cited {
-                    if !cited.contains(c) {
-                        cited.push(c.clone());
-                    }
-                }
-            }
+            let cited = distinct(s.markers.iter().flat_map(|m| m.cited.iter().cloned()));
             citances.push(Citance {
                 citing: s.citing.clone(),
                 kind: kind.to_string(),
@@ -279,12 +272,7 @@ fn commit_sentences(lib: &Library, sources: &[(String, &str, Vec<CitingSentence>
                 sentence: s.text.split_whitespace().collect::<Vec<_>>().join(" "),
                 context: s.context.as_ref().map(|c| c.split_whitespace().collect::<Vec<_>>().join(" ")),
                 cited,
-                spans: extract_spans(&s.text, &s.markers).into_iter().map(|x| x.text).collect::<Vec<_>>().into_iter().fold(Vec::new(), |mut v, t| {
-                    if !v.contains(&t) {
-                        v.push(t);
-                    }
-                    v
-                }),
+                spans: distinct(extract_spans(&s.text, &s.markers).into_iter().map(|x| x.text)),
             });
             for r in records {
                 builder.add(r);
@@ -299,6 +287,17 @@ fn commit_sentences(lib: &Library, sources: &[(String, &str, Vec<CitingSentence>
     }
     lib.evidence().merge_and_write(builder, &retract)?;
     writer.commit()
+}
+
+/// The items in first-seen order, each once.
+fn distinct(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
 }
 
 /// Reads one input into documents (a bundle may hold several).

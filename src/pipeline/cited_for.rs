@@ -32,7 +32,7 @@ impl CitedFor {
     /// For each paper id, the best cosine of `local` to a span of
     /// `library`'s evidence database that cites it (none when no span does),
     /// leaving out what the citing paper `exclude` itself said.
-    pub fn best_cosines(&self, library: &Library, local: &str, ids: &[&str], exclude: Option<u64>) -> Result<Vec<Option<f32>>> {
+    pub fn best_cosines(&self, library: &Library, local: &str, ids: &[&str], exclude: &[u64]) -> Result<Vec<Option<f32>>> {
         let ev = library.evidence();
         if ev.num_spans() == 0 || ids.is_empty() {
             return Ok(vec![None; ids.len()]);

@@ -136,12 +136,12 @@ impl EvidenceChannel {
     /// Spans for the query, best first.
     pub fn spans(&self, query: &Query) -> Result<Vec<RankedSpan>> {
         let (local, terms) = self.analyze(query);
-        self.spans_for(&local, &terms, query.citing_key())
+        self.spans_for(&local, &terms, &query.citing_keys())
     }
 
     /// Spans for the query words, best first; without what the citing paper
     /// `exclude` said (a span only it gave is dropped).
-    fn spans_for(&self, local: &str, terms: &[String], exclude: Option<u64>) -> Result<Vec<RankedSpan>> {
+    fn spans_for(&self, local: &str, terms: &[String], exclude: &[u64]) -> Result<Vec<RankedSpan>> {
         let ev = self.library.evidence();
         let hits = ev.search(terms, SPAN_PREFETCH)?;
         let mut fused: HashMap<DocAddress, f32> = HashMap::new();
@@ -159,12 +159,13 @@ impl EvidenceChannel {
         let mut spans = Vec::with_capacity(order.len());
         for (doc, _) in order {
             let record = ev.record(&searcher, doc)?;
-            let record = match exclude {
-                Some(ex) => match record.without_citing(ex) {
+            let record = if exclude.is_empty() {
+                record
+            } else {
+                match record.without_citing(exclude) {
                     Some(r) => r,
                     None => continue,
-                },
-                None => record,
+                }
             };
             spans.push(RankedSpan { rank: spans.len() + 1, record });
         }
@@ -263,7 +264,7 @@ impl Channel for EvidenceChannel {
 
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
         let (local, terms) = self.analyze(query);
-        let spans = self.spans_for(&local, &terms, query.citing_key())?;
+        let spans = self.spans_for(&local, &terms, &query.citing_keys())?;
         let papers = rank_papers(&spans, self.order);
         let mut evidence: HashMap<String, Vec<EvidenceSnippet>> = HashMap::new();
         for s in &spans {

@@ -20,10 +20,11 @@ pub struct Query {
     pub abstract_text: String,
     /// How many papers to return.
     pub k: usize,
-    /// The library id of the paper being written, when it is in the
-    /// library: evidence taken from its own sentences is never used for it
-    /// (so an evaluation never sees a citation as its own evidence).
-    pub citing_id: Option<String>,
+    /// The library ids of the paper being written (every record the
+    /// library has of it), when it is there: evidence taken from its own
+    /// sentences is never used for it (so an evaluation never sees a
+    /// citation as its own evidence).
+    pub citing: Vec<String>,
 }
 
 impl Query {
@@ -42,15 +43,16 @@ impl Query {
         self
     }
 
-    /// Sets the citing paper whose own evidence is left out.
-    pub fn citing(mut self, id: impl Into<String>) -> Query {
-        self.citing_id = Some(id.into());
+    /// Sets the citing paper (its ids) whose own evidence is left out.
+    pub fn citing(mut self, ids: Vec<String>) -> Query {
+        self.citing = ids;
         self
     }
 
-    /// The fingerprint of the citing paper, as evidence sightings keep it.
-    pub fn citing_key(&self) -> Option<u64> {
-        self.citing_id.as_deref().filter(|s| !s.is_empty()).map(crate::evidence::record::citing_key)
+    /// The fingerprints of the citing paper's ids, as evidence sightings
+    /// keep them.
+    pub fn citing_keys(&self) -> Vec<u64> {
+        self.citing.iter().filter(|s| !s.is_empty()).map(|id| crate::evidence::record::citing_key(id)).collect()
     }
 
     /// The local context as plain words: `[CIT]`, LaTeX `\cite{..}` commands

@@ -507,7 +507,7 @@ impl Recommender {
         let (scores, cosines, cited) = std::thread::scope(|s| {
             let cited = s.spawn(|| -> Result<Vec<Option<f32>>> {
                 match &self.cited_for {
-                    Some(cf) if cited_for_weight > 0.0 => cf.best_cosines(&self.library, &local, &ids, query.citing_key()),
+                    Some(cf) if cited_for_weight > 0.0 => cf.best_cosines(&self.library, &local, &ids, &query.citing_keys()),
                     _ => Ok(vec![None; depth]),
                 }
             });
@@ -585,7 +585,7 @@ impl Recommender {
                 c.evidence = found.clone();
                 continue;
             }
-            c.evidence = ev.spans_citing(&c.id, &terms, SNIPPETS_PER_PAPER, query.citing_key())?.iter().map(|r| snippet(r, &c.id)).collect();
+            c.evidence = ev.spans_citing(&c.id, &terms, SNIPPETS_PER_PAPER, &query.citing_keys())?.iter().map(|r| snippet(r, &c.id)).collect();
         }
         Ok(())
     }

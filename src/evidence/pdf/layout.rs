@@ -112,7 +112,9 @@ fn gutter(page: &Page, body: f32) -> Option<f32> {
     // without edges.
     let ending = ends.iter().filter(|&&x| x >= left_edge - 4.0).count();
     let starting = starts.iter().filter(|&&x| x <= right_edge + 4.0).count();
-    let edged = ending * 20 >= ends.len() && starting * 20 >= starts.len();
+    let flush = starts.iter().filter(|&&x| x <= right_edge + 2.0).count();
+    // (A ragged-right left column still has a flush-left right column.)
+    let edged = ending * 20 >= ends.len() && starting * 20 >= starts.len() || flush * 12 >= starts.len();
     if std::env::var("CW_DEBUG_LAYOUT").is_ok() {
         eprintln!("gutter? x {xf} crossing {crossing} of {} left {left} right {right} band {band} body {body}", words.len());
     }
@@ -395,15 +397,17 @@ pub fn paragraphs(lines: &[Line]) -> Vec<TextBlock> {
         let new_para = match &cur {
             None => true,
             Some((_, prev)) => {
-                let same_column = prev.page == l.page && prev.column == l.column;
                 let gap = l.top - prev.bottom;
+                // A jump back up the page is a new column even where the
+                // layout found no gutter.
+                let same_column = prev.page == l.page && prev.column == l.column && gap >= -body * 2.0;
                 let ended = prev.text.trim_end().ends_with(['.', '!', '?', ':']);
                 let indent = left.get(&(l.page, l.column)).is_some_and(|&x| l.x0 - x > 6.0 && l.x0 - x < 40.0);
                 let size_changed = (l.size - prev.size).abs() > 1.0;
                 l.heading && !prev.heading
                     || prev.heading && !l.heading
                     || size_changed
-                    || (same_column && (gap > body * 0.9 || gap < -body * 2.0))
+                    || (same_column && gap > body * 0.9)
                     || (ended && indent)
                     || (!same_column && ended && !l.text.starts_with(|c: char| c.is_lowercase()))
                     || !is_body && !same_column
