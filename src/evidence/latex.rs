@@ -253,30 +253,41 @@ fn balanced(s: &str) -> bool {
     depth == 0
 }
 
-/// The first argument of `\name{...}` (balanced).
-fn command_arg(s: &str, name: &str) -> Option<String> {
+/// Where each `\name` command of `s` ends (not `\namelonger`).
+fn command_ends(s: &str, name: &str) -> Vec<usize> {
     let pat = format!("\\{name}");
+    let mut out = Vec::new();
     let mut from = 0;
     while let Some(i) = s[from..].find(&pat) {
         let at = from + i + pat.len();
         from = at;
-        if s[at..].starts_with(|c: char| c.is_ascii_alphabetic()) {
-            continue;
-        }
-        let mut j = at;
-        let b = s.as_bytes();
-        while j < b.len() && (b[j] == b' ' || b[j] == b'*') {
-            j += 1;
-        }
-        if j < b.len() && b[j] == b'[' {
-            j = skip_group(s, j, b'[', b']');
-        }
-        if j < b.len() && b[j] == b'{' {
-            let e = skip_group(s, j, b'{', b'}');
-            return Some(s[j + 1..e.saturating_sub(1).max(j + 1)].to_string());
+        if !s[at..].starts_with(|c: char| c.is_ascii_alphabetic()) {
+            out.push(at);
         }
     }
-    None
+    out
+}
+
+/// The braced argument of a command that ends at `at` (after a star and
+/// an optional argument), when it has one.
+fn argument_at(s: &str, at: usize) -> Option<String> {
+    let b = s.as_bytes();
+    let mut j = at;
+    while j < b.len() && (b[j] == b' ' || b[j] == b'*') {
+        j += 1;
+    }
+    if j < b.len() && b[j] == b'[' {
+        j = skip_group(s, j, b'[', b']');
+    }
+    (j < b.len() && b[j] == b'{').then(|| {
+        let e = skip_group(s, j, b'{', b'}');
+        s[j + 1..e.saturating_sub(1).max(j + 1)].to_string()
+    })
+}
+
+/// The first argument of `\name{...}` (balanced).
+fn command_arg(s: &str, name: &str) -> Option<String> {
+    command_ends(s, name).into_iter().find_map(|at| argument_at(s, at))
 }
 
 /// Index just past the group opened at `i` (or the end of `s`).
@@ -301,24 +312,9 @@ fn skip_group(s: &str, i: usize, open: u8, close: u8) -> usize {
     b.len()
 }
 
-/// Every argument of the named commands, in order (`\bibliography{a,b}`).
+/// Every argument of the named commands (`\bibliography{a,b}`).
 fn all_command_args(s: &str, names: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for name in names {
-        let pat = format!("\\{name}");
-        let mut from = 0;
-        while let Some(i) = s[from..].find(&pat) {
-            let at = from + i + pat.len();
-            from = at;
-            if s[at..].starts_with(|c: char| c.is_ascii_alphabetic()) {
-                continue;
-            }
-            if let Some(arg) = command_arg(&s[from - pat.len()..], name) {
-                out.push(arg);
-            }
-        }
-    }
-    out
+    names.iter().flat_map(|name| command_ends(s, name)).filter_map(|at| argument_at(s, at)).collect()
 }
 
 type Keys = HashMap<String, usize>;

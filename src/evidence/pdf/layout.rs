@@ -115,9 +115,6 @@ fn gutter(page: &Page, body: f32) -> Option<f32> {
     let flush = starts.iter().filter(|&&x| x <= right_edge + 2.0).count();
     // (A ragged-right left column still has a flush-left right column.)
     let edged = ending * 20 >= ends.len() && starting * 20 >= starts.len() || flush * 12 >= starts.len();
-    if std::env::var("CW_DEBUG_LAYOUT").is_ok() {
-        eprintln!("gutter? x {xf} crossing {crossing} of {} left {left} right {right} band {band} body {body}", words.len());
-    }
     // The middle of the band: left-column lines end before it, right-column
     // lines start after it, and a centred title crosses it.
     (crossing * 25 <= words.len() && left * 5 >= words.len() && right * 5 >= words.len() && band >= (0.8 * body).max(6.0) && edged)
@@ -341,9 +338,6 @@ pub fn lines(pages: &[Page]) -> Vec<Line> {
         .map(|(i, p)| {
             let g = gutter(p, body);
             let stream = stream_lines(p, g, i as u32 + 1, body);
-            if std::env::var("CW_DEBUG_LAYOUT").is_ok() {
-                eprintln!("page {} gutter {:?} stream lines {} reading order {}", i + 1, g, stream.len(), stream_is_reading_order(&stream));
-            }
             if stream_is_reading_order(&stream) {
                 stream
             } else {
