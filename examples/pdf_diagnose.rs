@@ -32,7 +32,7 @@ fn main() {
         for cluster in std::fs::read_dir(dir).unwrap().flatten().filter(|e| e.path().is_dir()) {
             for f in std::fs::read_dir(cluster.path()).unwrap().flatten() {
                 let path = f.path();
-                let Ok(doc) = read_pdf(&path, &std::fs::read(&path).unwrap()) else { continue };
+                let Ok(doc) = read_pdf(&path, std::fs::read(&path).unwrap()) else { continue };
                 let want = format!("acl:{}", path.file_stem().unwrap().to_string_lossy());
                 let got = linker.identify(&doc).map(|p| p.id);
                 match &got {
@@ -65,7 +65,7 @@ fn main() {
         }
         for (n, c) in picked.iter().enumerate() {
             let file = c.citing.file.clone().unwrap();
-            let mut doc = read_pdf(Path::new(&file), &std::fs::read(&file).unwrap()).unwrap();
+            let mut doc = read_pdf(Path::new(&file), std::fs::read(&file).unwrap()).unwrap();
             for r in &mut doc.references {
                 r.link = linker.link_reference(r);
             }
@@ -83,7 +83,7 @@ fn main() {
     if let Some(pdf) = only.as_deref().filter(|o| o.ends_with(".pdf")) {
         let pdf = dir.join(pdf);
         let bytes = std::fs::read(&pdf).unwrap();
-        let pages = citewise::evidence::pdf::pages(&bytes).unwrap();
+        let pages = citewise::evidence::pdf::pages(bytes.clone()).unwrap();
         let lines = citewise::evidence::pdf::layout::lines(&pages);
         let section = citewise::evidence::pdf::references::section(&lines);
         println!("section {section:?} of {} lines", lines.len());
@@ -97,7 +97,7 @@ fn main() {
                 println!("- [{}] {:?} {:?} | {}", r.label, r.surnames, r.year, r.raw);
             }
         }
-        let doc = read_pdf(&pdf, &bytes).unwrap();
+        let doc = read_pdf(&pdf, bytes).unwrap();
         for p in &doc.paragraphs {
             if !p.citations.is_empty() {
                 println!("P{:?}: {}", p.page, p.text);
@@ -119,7 +119,7 @@ fn main() {
         }
         let pdf = dir.join(g["pdf"].as_str().unwrap());
         let cited = g["cited"].as_str().unwrap();
-        let Ok(mut doc) = read_pdf(&pdf, &std::fs::read(&pdf).unwrap()) else {
+        let Ok(mut doc) = read_pdf(&pdf, std::fs::read(&pdf).unwrap()) else {
             counts[0] += 1;
             println!("UNREADABLE {}", pdf.display());
             continue;

@@ -6,7 +6,7 @@
 //! (`\bibliography{..}`, `\addbibresource{..}`), its `.bbl`, or an inline
 //! `thebibliography`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -64,40 +64,21 @@ impl Files {
         Some(decode_text(&bytes).text)
     }
 
-    /// Relative paths of the files with one of these extensions.
+    /// Relative paths of the files with one of these extensions: a
+    /// bundle's members, or the files beside the main one.
     fn list(&self, exts: &[&str]) -> Vec<String> {
         let keep = |p: &str| {
             let l = p.to_ascii_lowercase();
             exts.iter().any(|x| l.ends_with(x))
         };
-        match self {
+        let mut out: Vec<String> = match self {
             Files::Bundle(m) => m.keys().filter(|k| keep(k)).cloned().collect(),
-            Files::Dir(root) => {
-                let mut out = Vec::new();
-                let mut seen = HashSet::new();
-                walk(root, root, &keep, &mut out, &mut seen, 0);
-                out.sort();
-                out
-            }
-        }
-    }
-}
-
-fn walk(root: &Path, dir: &Path, keep: &dyn Fn(&str) -> bool, out: &mut Vec<String>, seen: &mut HashSet<PathBuf>, depth: usize) {
-    if depth > 32 || !seen.insert(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf())) {
-        return;
-    }
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(root, &p, keep, out, seen, depth + 1);
-        } else if let Ok(rel) = p.strip_prefix(root) {
-            let rel = rel.to_string_lossy().to_string();
-            if keep(&rel) {
-                out.push(rel);
-            }
-        }
+            Files::Dir(root) => std::fs::read_dir(root)
+                .map(|rd| rd.flatten().filter(|e| e.path().is_file()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| keep(n)).collect())
+                .unwrap_or_default(),
+        };
+        out.sort();
+        out
     }
 }
 

@@ -126,11 +126,6 @@ impl PaperIndex {
         Ok(self.ids(&searcher, top.into_iter().map(|(_, d)| d))?.into_iter().next())
     }
 
-    /// BM25 over titles alone: `(id, title)` of the top `k`.
-    pub fn search_titles(&self, text: &str, k: usize) -> Result<Vec<(String, String)>> {
-        Ok(self.title_candidates(text, k)?.into_iter().map(|p| (p.id, p.title)).collect())
-    }
-
     /// BM25 over titles alone: the records of the top `k`.
     pub fn title_candidates(&self, text: &str, k: usize) -> Result<Vec<Paper>> {
         let terms = self.query_terms(text);

@@ -322,7 +322,7 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
             if skip_if_done(stamp, "") {
                 return vec![Outcome::Unchanged(kind)];
             }
-            match read_pdf(path, &bytes) {
+            match read_pdf(path, bytes) {
                 Ok(doc) => vec![finish(doc, source_name(path, ""), path, "", stamp, linker, Vec::new())],
                 Err(why) => vec![Outcome::Skipped(kind, format!("{shown}: {why}"))],
             }

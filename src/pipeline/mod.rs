@@ -5,6 +5,7 @@ pub mod citation_channel;
 pub mod cited_for;
 pub mod dense_channel;
 pub mod evidence_channel;
+pub mod own_words;
 pub mod paper_similarity;
 pub mod query;
 pub mod recommender;

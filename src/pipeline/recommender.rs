@@ -12,6 +12,7 @@ use super::citation_channel::{open_citation_vectors, CitationChannel, CITATION};
 use super::cited_for::CitedFor;
 use super::dense_channel::DenseChannel;
 use super::evidence_channel::{snippet, EvidenceChannel, SNIPPETS_PER_PAPER};
+use super::own_words::{best_sentences, OWN_SENTENCES};
 use super::paper_similarity::{PaperSimilarity, PaperText};
 use super::query::Query;
 use super::semantic_spans::SemanticSpans;
@@ -76,6 +77,10 @@ pub struct Candidate {
     pub paper: Option<Paper>,
     /// Spans of sentences in which other papers cited this one.
     pub evidence: Vec<EvidenceSnippet>,
+    /// The sentences of the paper's own abstract that best match the query
+    /// (shown when no evidence cites it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub own_words: Vec<String>,
     /// 1-based rank after fusing the channels (before reranking).
     pub fused_rank: usize,
     /// The reranker's rank and score (0..1), when it ran on this paper.
@@ -457,9 +462,16 @@ impl Recommender {
     /// Reads each candidate's record (where not read yet) and its evidence.
     fn attach_records(&self, query: &Query, outputs: &[(&'static str, ChannelOutput)], candidates: &mut [Candidate]) -> Result<()> {
         let index = self.library.papers();
+        // The abstract sentences nearest the query, once per answer here
+        // (not per frame in the editor).
+        let terms = index.query_terms(&query.local_text());
+        let mut analyzer = crate::index::analyzer::english();
         for c in candidates.iter_mut() {
             if c.paper.is_none() {
                 c.paper = index.paper_by_id(&c.id)?;
+            }
+            if let Some(p) = &c.paper {
+                c.own_words = best_sentences(&mut analyzer, &p.abstract_text, &terms, OWN_SENTENCES);
             }
         }
         self.attach_evidence(query, outputs, candidates)
@@ -637,7 +649,7 @@ pub fn fuse(outputs: &[(&'static str, ChannelOutput)], fusion: &Fusion) -> Vec<C
         let weight = fusion.weight(name, output.confidence);
         for (i, (id, score)) in output.ranked.iter().enumerate() {
             let idx = *by_id.entry(id.as_str()).or_insert_with(|| {
-                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new(), fused_rank: 0, rerank: None, semantic: None, cited_for: None });
+                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new(), own_words: Vec::new(), fused_rank: 0, rerank: None, semantic: None, cited_for: None });
                 out.len() - 1
             });
             let c = &mut out[idx];
@@ -676,6 +688,7 @@ mod tests {
                 channels: chs.iter().map(|&channel| ChannelScore { channel, rank: i + 1, score: 1.0 }).collect(),
                 paper: None,
                 evidence: Vec::new(),
+                own_words: Vec::new(),
                 fused_rank: i + 1,
                 rerank: None,
                 semantic: None,

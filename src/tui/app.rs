@@ -493,7 +493,7 @@ mod tests {
 
     fn candidate(id: &str, key: &str, author: &str, year: i32, title: &str, doi: &str) -> Candidate {
         let paper = Paper { id: id.into(), key: key.into(), authors: vec![author.into()], year: Some(year), title: title.into(), doi: doi.into(), ..Default::default() };
-        Candidate { id: id.into(), score: 1.0, channels: Vec::new(), paper: Some(paper), evidence: Vec::new(), fused_rank: 1, rerank: None, semantic: None, cited_for: None }
+        Candidate { id: id.into(), score: 1.0, channels: Vec::new(), paper: Some(paper), evidence: Vec::new(), own_words: Vec::new(), fused_rank: 1, rerank: None, semantic: None, cited_for: None }
     }
 
     fn results(c: Vec<Candidate>) -> Recommendations {

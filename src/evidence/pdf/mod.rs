@@ -39,11 +39,10 @@ impl std::fmt::Display for Unreadable {
 }
 
 /// Positioned words of every page.
-pub fn pages(bytes: &[u8]) -> Result<Vec<Page>, Unreadable> {
+pub fn pages(bytes: Vec<u8>) -> Result<Vec<Page>, Unreadable> {
     if !bytes.starts_with(b"%PDF") && !bytes[..bytes.len().min(1024)].windows(4).any(|w| w == b"%PDF") {
         return Err(Unreadable::Broken("no %PDF header".into()));
     }
-    let bytes = bytes.to_vec();
     // The parser must never take the import down with it (nor print its
     // panic over the progress bar).
     quiet_panics();
@@ -179,7 +178,7 @@ fn classify(msg: &str) -> Unreadable {
 
 /// Reads a PDF into a document: paragraphs with resolved citations, the
 /// reference list, and the first page's title and DOI.
-pub fn read_pdf(path: &Path, bytes: &[u8]) -> Result<Document, Unreadable> {
+pub fn read_pdf(path: &Path, bytes: Vec<u8>) -> Result<Document, Unreadable> {
     let pages = pages(bytes)?;
     Ok(document_of(path, &pages))
 }

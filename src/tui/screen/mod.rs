@@ -1,7 +1,7 @@
 //! Pure draw functions: the whole screen is a function of the [`App`].
 
 mod editor;
-pub mod evidence;
+mod evidence;
 mod overlay;
 mod results;
 mod status;
