@@ -42,7 +42,12 @@ fn main() {
                 }
                 if got.as_deref() != Some(want.as_str()) {
                     let title = lib.papers().paper_by_id(&want).unwrap().map(|p| p.title).unwrap_or_default();
-                    println!("{} -> {got:?}\n   found title: {:?}\n   pool title:  {title:?}\n   front: {:?}", path.display(), doc.title, doc.front.chars().take(160).collect::<String>());
+                    println!(
+                        "{} -> {got:?}\n   found title: {:?}\n   pool title:  {title:?}\n   front: {:?}",
+                        path.display(),
+                        doc.title,
+                        doc.front.chars().take(160).collect::<String>()
+                    );
                 }
             }
         }
@@ -134,7 +139,8 @@ fn main() {
         let k = (w.len() / 2).saturating_sub(4);
         let probe = format!(" {} ", w[k..(k + 8).min(w.len())].join(" "));
         let para = doc.paragraphs.iter().find(|p| norm(&p.text).contains(&probe));
-        let entry = doc.references.iter().position(|r| r.link.as_ref().is_some_and(|(id, _)| id == cited) || r.also.iter().any(|a| a == cited));
+        let entry =
+            doc.references.iter().position(|r| r.link.as_ref().is_some_and(|(id, _)| id == cited) || r.also.iter().any(|a| a == cited));
         let stage = match (para, entry) {
             (None, _) => 1,
             (Some(_), None) => 2,
@@ -149,7 +155,12 @@ fn main() {
         counts[stage] += 1;
         let what = ["", "TEXT-MISSING", "REF-NOT-LINKED", "MARKER-UNRESOLVED", "ok"][stage];
         if stage < 4 {
-            println!("{what} {} marker={:?}\n   gold: {}", g["pdf"], g["marker"], g["text"].as_str().unwrap().chars().take(160).collect::<String>());
+            println!(
+                "{what} {} marker={:?}\n   gold: {}",
+                g["pdf"],
+                g["marker"],
+                g["text"].as_str().unwrap().chars().take(160).collect::<String>()
+            );
             if stage == 2 {
                 let rp = lib.papers().paper_by_id(cited).unwrap().map(|p| p.title).unwrap_or_default();
                 let surname = g["marker"].as_str().unwrap().split([' ', ',']).next().unwrap_or("").to_lowercase();
@@ -169,5 +180,8 @@ fn main() {
             }
         }
     }
-    println!("unreadable {} text-missing {} ref-not-linked {} marker-unresolved {} ok {}", counts[0], counts[1], counts[2], counts[3], counts[4]);
+    println!(
+        "unreadable {} text-missing {} ref-not-linked {} marker-unresolved {} ok {}",
+        counts[0], counts[1], counts[2], counts[3], counts[4]
+    );
 }

@@ -12,11 +12,7 @@ pub enum Error {
         source: std::io::Error,
     },
     #[error("{path}:{line}: {reason}")]
-    Parse {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
+    Parse { path: PathBuf, line: usize, reason: String },
     #[error("search index: {0}")]
     Index(#[from] tantivy::TantivyError),
     #[error("{0}")]

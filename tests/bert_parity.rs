@@ -61,9 +61,7 @@ fn all_three_models_match_the_reference() {
             close(row(encoded[i].ids.len() - 1), &inp["last_hidden_8"], &format!("{name} input {i} last token"));
             let p = &pooled[i * h..(i + 1) * h];
             close(p, &inp["mean_pooled_normalized_16"], &format!("{name} input {i} pooled"));
-            let cos: Vec<f32> = (0..inputs.len())
-                .map(|j| p.iter().zip(&pooled[j * h..(j + 1) * h]).map(|(a, b)| a * b).sum())
-                .collect();
+            let cos: Vec<f32> = (0..inputs.len()).map(|j| p.iter().zip(&pooled[j * h..(j + 1) * h]).map(|(a, b)| a * b).sum()).collect();
             close(&cos, &inp["cosine_with_inputs"], &format!("{name} input {i} cosines"));
         }
     }
@@ -101,7 +99,8 @@ fn wgpu_backend_matches_the_cpu_backend() {
         eprintln!("models missing: skipping");
         return;
     }
-    let has_vulkan = ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"].iter().any(|d| std::fs::read_dir(d).is_ok_and(|mut r| r.next().is_some()));
+    let has_vulkan =
+        ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"].iter().any(|d| std::fs::read_dir(d).is_ok_and(|mut r| r.next().is_some()));
     if !has_vulkan {
         eprintln!("no Vulkan driver installed (mesa-vulkan-drivers): skipping the wgpu test");
         return;

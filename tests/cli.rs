@@ -9,11 +9,7 @@ use std::process::{Command, Output};
 use common::fixture;
 
 fn citewise(lib: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_citewise"))
-        .args(args)
-        .env("CITEWISE_LIBRARY", lib)
-        .output()
-        .expect("binary runs")
+    Command::new(env!("CARGO_BIN_EXE_citewise")).args(args).env("CITEWISE_LIBRARY", lib).output().expect("binary runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -140,7 +136,10 @@ fn eval_on_a_tiny_benchmark_and_compare() {
 
     // The train split has one context; compare the two runs.
     let out_b = dir.path().join("b.json");
-    let o = citewise(&lib, &["eval", "--bench", bench.to_str().unwrap(), "--pool", pool, "--split", "train", "--json", out_b.to_str().unwrap()]);
+    let o = citewise(
+        &lib,
+        &["eval", "--bench", bench.to_str().unwrap(), "--pool", pool, "--split", "train", "--json", out_b.to_str().unwrap()],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     // Every channel by default: the pool's papers get citation vectors first.
     assert!(stdout(&o).contains("citation vectors: 3 papers encoded"), "{}", stdout(&o));
@@ -187,10 +186,8 @@ fn train_reranker_pairs_each_context_with_its_own_prefetch() {
         ("summ", "Extractive summarization", "Selecting salient sentences to summarize news articles."),
         ("ner", "Named entity recognition", "Recognizing person, location and organization names in newswire."),
     ];
-    let papers: Vec<String> = topics
-        .iter()
-        .map(|(id, t, a)| serde_json::json!({ "id": format!("p:{id}"), "title": t, "abstract": a }).to_string())
-        .collect();
+    let papers: Vec<String> =
+        topics.iter().map(|(id, t, a)| serde_json::json!({ "id": format!("p:{id}"), "title": t, "abstract": a }).to_string()).collect();
     write_gz(&bench.join("papers.jsonl.gz"), &papers.iter().map(String::as_str).collect::<Vec<_>>());
     let contexts: Vec<String> = topics
         .iter()
@@ -214,8 +211,26 @@ fn train_reranker_pairs_each_context_with_its_own_prefetch() {
     let o = citewise(
         &lib,
         &[
-            "train", "reranker", "--bench", bench, "--pool", pool, "--out", out_s, "--device", "cpu", "--steps", "2", "--batch", "2",
-            "--eval-every", "2", "--val-limit", "2", "--max-len", "128",
+            "train",
+            "reranker",
+            "--bench",
+            bench,
+            "--pool",
+            pool,
+            "--out",
+            out_s,
+            "--device",
+            "cpu",
+            "--steps",
+            "2",
+            "--batch",
+            "2",
+            "--eval-every",
+            "2",
+            "--val-limit",
+            "2",
+            "--max-len",
+            "128",
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));

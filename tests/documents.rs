@@ -12,8 +12,8 @@ use citewise::evidence::inputs;
 use citewise::library::evidence_import::{import_inputs, EvidenceImportSummary, EvidenceOptions};
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
-use common::pdf::{column, pdf};
 use common::fixture;
+use common::pdf::{column, pdf};
 
 const SHOKOUHI: &str = "doi:10.1145/2484028.2484076";
 const VASWANI: &str = "bib:vaswani2017attention";
@@ -140,10 +140,7 @@ fn two_column_numeric_pdf_gives_linked_citing_sentences() {
     assert_eq!(k.stats.markers_resolved, 4);
     assert_eq!(k.stats.markers_linked, 3);
     // Hyphenation across lines is undone; the sentence is whole.
-    assert_eq!(
-        sentences_citing(&lib, SHOKOUHI),
-        ["Shokouhi [1] personalised the ranking with the search history of the user."]
-    );
+    assert_eq!(sentences_citing(&lib, SHOKOUHI), ["Shokouhi [1] personalised the ranking with the search history of the user."]);
     assert_eq!(sentences_citing(&lib, VASWANI), ["Self-attention models such as the Transformer [2, 3] now encode the prefix itself."]);
     // A sentence that runs from the left column into the right one.
     let devlin = sentences_citing(&lib, DEVLIN);
@@ -185,8 +182,18 @@ fn a_pdf_matches_its_own_library_record() {
     let (dir, lib) = library();
     // A PDF of a paper the library holds: its title is on the first page.
     let mut p1 = vec![(150.0, 790.0, 16.0, "Learning to Personalize Query Auto-Completion")];
-    p1.extend(column(72.0, 740.0, &["Completions of a prefix are ranked with the user's history, following", "the tagger of Brants (2000) for the part-of-speech features we add here."]));
-    let p2 = vec![(72.0, 770.0, 12.0, "References"), (72.0, 750.0, 9.0, "Brants, Thorsten. 2000. TnT - a statistical part-of-speech tagger. In ANLP.")];
+    p1.extend(column(
+        72.0,
+        740.0,
+        &[
+            "Completions of a prefix are ranked with the user's history, following",
+            "the tagger of Brants (2000) for the part-of-speech features we add here.",
+        ],
+    ));
+    let p2 = vec![
+        (72.0, 770.0, 12.0, "References"),
+        (72.0, 750.0, 9.0, "Brants, Thorsten. 2000. TnT - a statistical part-of-speech tagger. In ANLP."),
+    ];
     let file = dir.path().join("paper.pdf");
     std::fs::write(&file, pdf(&[p1, p2])).unwrap();
     let s = import_all(&lib, &[file], false);
@@ -213,7 +220,8 @@ fn broken_inputs_are_one_line_each_and_the_rest_imports() {
         "\\documentclass{article}\\begin{document}\n\\input{sections/intro}\n\\bibliography{missing}\n\\end{document}\n",
     )
     .unwrap();
-    std::fs::write(docs.join("paper/sections/intro.tex"), "Completions are ranked \\emph{with history \\cite{shokouhi2013personalize}.\n").unwrap();
+    std::fs::write(docs.join("paper/sections/intro.tex"), "Completions are ranked \\emph{with history \\cite{shokouhi2013personalize}.\n")
+        .unwrap();
     let s = import_all(&lib, &[docs.clone()], false);
     let skipped: Vec<&str> = s.skipped.iter().map(String::as_str).collect();
     assert_eq!(skipped.len(), 4, "{skipped:#?}");
@@ -352,7 +360,12 @@ fn cli_imports_documents_and_lists_what_cites_a_paper() {
     assert_eq!(s["page"], 1);
     let text = run(&["evidence", "--cites", SHOKOUHI]);
     assert!(text.contains("cited in 1 sentences of 1 documents") && text.contains("p. 1: Shokouhi [1] personalised"), "{text}");
-    let o = Command::new(env!("CARGO_BIN_EXE_citewise")).arg("--library").arg(&lib_dir).args(["evidence", "--cites", "doi:nothing"]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
+        .arg("--library")
+        .arg(&lib_dir)
+        .args(["evidence", "--cites", "doi:nothing"])
+        .output()
+        .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no paper `doi:nothing` in the library"));
 }

@@ -168,9 +168,11 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
     let ids = [SHOKOUHI, "bib:brants2000tnt", "bib:papineni2002bleu"];
     // Words shared with neither paper's title: only what citing authors wrote links them.
     let tagging = cited_for.best_cosines(&lib, "we annotated the treebank with a trigram part-of-speech tagger", &ids, &[]).unwrap();
-    let completion = cited_for.best_cosines(&lib, "suggestions for what the user is typing into the search box, tailored to them", &ids, &[]).unwrap();
+    let completion =
+        cited_for.best_cosines(&lib, "suggestions for what the user is typing into the search box, tailored to them", &ids, &[]).unwrap();
     assert_eq!(tagging[2], None, "no span cites BLEU");
-    let (t, c) = (tagging[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>(), completion[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>());
+    let (t, c) =
+        (tagging[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>(), completion[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>());
     assert!(t[1] > t[0] && c[0] > c[1], "each query is closest to the paper cited for its claim: {t:?} {c:?}");
     assert_eq!(cited_for.best_cosines(&lib, "anything", &[], &[]).unwrap(), Vec::<Option<f32>>::new());
 
@@ -189,11 +191,16 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
     // A claim the evidence does not speak of: the cited-for order is not
     // consulted, although papers with evidence are among those reranked.
     let off_claim = Query::new("The tagger's output was scored against reference translations with BLEU [CIT].").with_k(5);
-    let evidence = citewise::pipeline::evidence_channel::EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SemanticSpans::shared().unwrap()));
+    let evidence =
+        citewise::pipeline::evidence_channel::EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SemanticSpans::shared().unwrap()));
     let (local, terms) = evidence.analyze(&off_claim);
     assert_eq!(evidence.confidence(&local, &terms, &evidence.spans(&off_claim).unwrap()).unwrap(), 0.0);
     let r = rec.recommend(&off_claim).unwrap();
-    assert!(r.candidates.iter().any(|c| ids[..2].contains(&c.id.as_str()) && c.rerank.is_some()), "{:?}", r.candidates.iter().map(|c| &c.id).collect::<Vec<_>>());
+    assert!(
+        r.candidates.iter().any(|c| ids[..2].contains(&c.id.as_str()) && c.rerank.is_some()),
+        "{:?}",
+        r.candidates.iter().map(|c| &c.id).collect::<Vec<_>>()
+    );
     assert!(r.candidates.iter().all(|c| c.cited_for.is_none()));
 }
 
@@ -295,7 +302,10 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
     // cross-encoder's pairs over two threads: same order, same scores.
     let after = reranked(&lib);
     let summary = |r: &citewise::pipeline::Recommendations| -> Vec<(String, Option<(usize, f32)>, Option<(usize, f32)>)> {
-        r.candidates.iter().map(|c| (c.id.clone(), c.rerank.as_ref().map(|s| (s.rank, s.score)), c.semantic.as_ref().map(|s| (s.rank, s.score)))).collect()
+        r.candidates
+            .iter()
+            .map(|c| (c.id.clone(), c.rerank.as_ref().map(|s| (s.rank, s.score)), c.semantic.as_ref().map(|s| (s.rank, s.score))))
+            .collect()
     };
     let (b, a) = (summary(&before), summary(&after));
     assert_eq!(b.len(), a.len());

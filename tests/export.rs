@@ -31,14 +31,23 @@ fn new_file_then_duplicates_and_collisions() {
     let dir = tempfile::tempdir().unwrap();
     let bib = dir.path().join("references.bib");
     let mut original = paper("10.1145/1", "Milad Shokouhi", 2013, "Learning to Personalize Query Auto-Completion", "10.1145/1");
-    original.bibtex = "@inproceedings{10.1145/1,\n  title = {Learning to Personalize Query Auto-Completion},\n  doi = {10.1145/1}\n}".into();
+    original.bibtex =
+        "@inproceedings{10.1145/1,\n  title = {Learning to Personalize Query Auto-Completion},\n  doi = {10.1145/1}\n}".into();
     let generated = paper("x", "Ada Lovelace", 2018, "Citation Recommendation", "");
     let r = export(&bib, &[original.clone(), generated.clone()], KeyStyle::AuthorYearFirstword).unwrap();
     assert_eq!(r.entries, [Exported::Added("shokouhi2013learning".into()), Exported::Added("lovelace2018citation".into())]);
     assert_eq!(r.backup, None);
     let text = std::fs::read_to_string(&bib).unwrap();
-    assert!(text.starts_with("@inproceedings{shokouhi2013learning,\n  title = {Learning to Personalize"), "original text, new key:\n{text}");
-    assert!(text.contains("@inproceedings{lovelace2018citation,\n  title = {{Citation Recommendation}},\n  author = {Ada Lovelace},\n  year = {2018}"), "{text}");
+    assert!(
+        text.starts_with("@inproceedings{shokouhi2013learning,\n  title = {Learning to Personalize"),
+        "original text, new key:\n{text}"
+    );
+    assert!(
+        text.contains(
+            "@inproceedings{lovelace2018citation,\n  title = {{Citation Recommendation}},\n  author = {Ada Lovelace},\n  year = {2018}"
+        ),
+        "{text}"
+    );
 
     // Again: both are present (by DOI, and by key + title); nothing is written.
     let again = export(&bib, &[original, generated], KeyStyle::AuthorYearFirstword).unwrap();

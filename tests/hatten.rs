@@ -25,8 +25,15 @@ fn small() -> HattenConfig {
 
 fn docs() -> Vec<DocText> {
     vec![
-        DocText { context: "we tag parts of speech with a trigram tagger".into(), title: "Statistical machine translation".into(), abstract_text: String::new() },
-        DocText::paper("TnT: a statistical part-of-speech tagger", "Trigrams and tags: a fast tagger based on Markov models with smoothing and suffix analysis for unknown words."),
+        DocText {
+            context: "we tag parts of speech with a trigram tagger".into(),
+            title: "Statistical machine translation".into(),
+            abstract_text: String::new(),
+        },
+        DocText::paper(
+            "TnT: a statistical part-of-speech tagger",
+            "Trigrams and tags: a fast tagger based on Markov models with smoothing and suffix analysis for unknown words.",
+        ),
         DocText::paper("Conditional random fields", ""),
         DocText::paper("zzqx qqzx", ""),
     ]
@@ -121,7 +128,9 @@ fn weights_round_trip_and_a_mismatched_file_names_the_tensor() {
 fn slice_bench(shared: &Path, dir: &Path, n_train: usize, n_val: usize, extra: usize) {
     let bench = shared.join("data/benchmark");
     let contexts = load_contexts(&bench.join("contexts.jsonl.gz"), None).unwrap();
-    let pick = |split: &str, n: usize| contexts.iter().filter(|c| c.source == "scisummnet" && c.split == split).take(n).cloned().collect::<Vec<_>>();
+    let pick = |split: &str, n: usize| {
+        contexts.iter().filter(|c| c.source == "scisummnet" && c.split == split).take(n).cloned().collect::<Vec<_>>()
+    };
     let chosen: Vec<_> = pick("train", n_train).into_iter().chain(pick("val", n_val)).collect();
     let cited: HashSet<&str> = chosen.iter().flat_map(|c| c.cited.iter().map(String::as_str)).collect();
     let raw = citewise::corpus::source::read_bytes(&bench.join("papers.jsonl.gz")).unwrap();
@@ -211,7 +220,8 @@ fn the_shipped_encoder_finds_cited_papers_from_the_local_context() {
     let d = encoder.dim();
     let mut hits = 0.0;
     for c in &contexts {
-        let q = encoder.encode(&[DocText { context: citewise::corpus::citation_markup::strip_citations(&c.context), ..DocText::default() }]);
+        let q =
+            encoder.encode(&[DocText { context: citewise::corpus::citation_markup::strip_citations(&c.context), ..DocText::default() }]);
         let top = citewise::index::vectors::top_k(&paper_vectors, d, &q, 10, 1);
         let found = top.iter().filter(|(row, _)| c.cited.contains(&pool[*row].id)).count();
         hits += found as f64 / c.cited.len() as f64;
@@ -219,7 +229,10 @@ fn the_shipped_encoder_finds_cited_papers_from_the_local_context() {
     let r10 = hits / contexts.len() as f64;
     eprintln!("shipped HAtten, R@10 from the local context alone over {} papers: {r10:.3}", pool.len());
     // Chance: 10 / ~3,200 ≈ 0.003.
-    assert!(r10 > 0.5, "R@10 from the local context alone: {r10:.3} (0.570 when the weights were shipped; 0.46 with the earlier 8-epoch weights)");
+    assert!(
+        r10 > 0.5,
+        "R@10 from the local context alone: {r10:.3} (0.570 when the weights were shipped; 0.46 with the earlier 8-epoch weights)"
+    );
 }
 
 #[test]
@@ -253,11 +266,12 @@ fn library_papers_are_embedded_once_and_found_by_the_dense_channel() {
     // A query with a paper's own title and abstract finds that paper first.
     let channel = DenseChannel::open(&lib, encoder).unwrap();
     let mut ids = Vec::new();
-    lib.papers().for_each_paper(&mut |p| {
-        ids.push((p.id, p.title, p.abstract_text));
-        Ok(())
-    })
-    .unwrap();
+    lib.papers()
+        .for_each_paper(&mut |p| {
+            ids.push((p.id, p.title, p.abstract_text));
+            Ok(())
+        })
+        .unwrap();
     for (id, title, abstract_text) in ids.iter().take(5) {
         let out = channel.retrieve(&Query::new("").with_global(title.clone(), abstract_text.clone()), 3).unwrap();
         assert_eq!(&out.ranked[0].0, id, "{title}");

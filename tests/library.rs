@@ -27,7 +27,9 @@ fn bibtex_fixture_imports_with_a_skip_list() {
     assert!(skips[0].1.contains("not closed"));
     assert_eq!(skips[1].0, 88);
     assert!(skips[1].1.contains("missing field `title`") && skips[1].1.contains("notitle2021"));
-    assert!(s.skipped[0].to_string().ends_with("library.bib:82: @inproceedings entry is not closed (unbalanced braces) before the next entry"));
+    assert!(s.skipped[0]
+        .to_string()
+        .ends_with("library.bib:82: @inproceedings entry is not closed (unbalanced braces) before the next entry"));
     assert_eq!(lib.papers().num_papers(), 10);
 
     let p = lib.papers().paper_by_id("doi:10.1145/2484028.2484076").unwrap().expect("stored by DOI");
@@ -56,9 +58,8 @@ fn recommendations_rank_the_matching_paper_first() {
     let (_d, lib) = fresh();
     import(&lib, &[fixture("library.bib"), fixture("papers.jsonl")], ImportOptions::default(), &Quiet).unwrap();
     let rec = Recommender::new(Arc::new(lib));
-    let top = |text: &str| -> Vec<String> {
-        rec.recommend(&Query::new(text).with_k(3)).unwrap().candidates.into_iter().map(|c| c.id).collect()
-    };
+    let top =
+        |text: &str| -> Vec<String> { rec.recommend(&Query::new(text).with_k(3)).unwrap().candidates.into_iter().map(|c| c.id).collect() };
     assert_eq!(top("We rank completions for the typed query prefix [CIT].")[0], "doi:10.1145/2484028.2484076");
     assert_eq!(top("Tags were assigned with a trigram HMM tagger [CIT].")[0], "bib:brants2000tnt");
     assert_eq!(top("Translation quality is reported in BLEU [CIT].")[0], "bib:papineni2002bleu");

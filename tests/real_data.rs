@@ -7,9 +7,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use citewise::eval::evaluate;
 use citewise::eval::harness::{contexts_file, load_split, papers_file, query_of, TRAIN_SPLIT};
 use citewise::library::evidence_import::import_evidence;
-use citewise::eval::evaluate;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
 use citewise::pipeline::Recommender;

@@ -234,19 +234,20 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     assert!(last.candidates.iter().all(|c| c.paper.is_some()));
     // The order among the reranked: the reranker's rank and the fused rank, combined.
     let f = rec.fusion();
-    let combined = |c: &citewise::pipeline::Candidate| f.rerank_weight / (f.rrf_k + c.rerank.as_ref().unwrap().rank as f32) + 1.0 / (f.rrf_k + c.fused_rank as f32);
+    let combined = |c: &citewise::pipeline::Candidate| {
+        f.rerank_weight / (f.rrf_k + c.rerank.as_ref().unwrap().rank as f32) + 1.0 / (f.rrf_k + c.fused_rank as f32)
+    };
     assert!(last.candidates[..n].windows(2).all(|w| combined(&w[0]) >= combined(&w[1])));
     assert!(last.candidates.iter().all(|c| c.semantic.is_none()), "no bi-encoder set");
 
     // With the citation bi-encoder, its order among the reranked counts too.
     rec.set_similarity(Some(citewise::pipeline::paper_similarity::PaperSimilarity::shared().unwrap()));
     let both = rec.recommend(&query).unwrap();
-    let semantic_ranks: std::collections::BTreeSet<usize> = both.candidates[..n].iter().map(|c| c.semantic.as_ref().unwrap().rank).collect();
+    let semantic_ranks: std::collections::BTreeSet<usize> =
+        both.candidates[..n].iter().map(|c| c.semantic.as_ref().unwrap().rank).collect();
     assert_eq!(semantic_ranks, (1..=n).collect(), "each reranked paper gets one bi-encoder rank");
     assert!(both.candidates[n..].iter().all(|c| c.semantic.is_none()));
-    let three = |c: &citewise::pipeline::Candidate| {
-        combined(c) + f.semantic_weight / (f.rrf_k + c.semantic.as_ref().unwrap().rank as f32)
-    };
+    let three = |c: &citewise::pipeline::Candidate| combined(c) + f.semantic_weight / (f.rrf_k + c.semantic.as_ref().unwrap().rank as f32);
     assert!(both.candidates[..n].windows(2).all(|w| three(&w[0]) >= three(&w[1])));
     // An empty query is still a clear error with the rerank stage on.
     assert!(rec.recommend(&Query::new("  ")).is_err());
@@ -258,7 +259,8 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     assert!(r.timings.iter().any(|(s, _)| s == RERANK));
     let latex = r"We use 	extbf{TnT}~\cite{brants2000} with $lpha=0.5$ \ egin{itemize}\item trigram tagging\end{itemize}";
     assert!(rec.recommend(&Query::new(latex)).is_ok());
-    for other_script in ["Статистическая разметка частей речи с помощью триграмм", "基于三元语法的统计词性标注器"] {
+    for other_script in ["Статистическая разметка частей речи с помощью триграмм", "基于三元语法的统计词性标注器"]
+    {
         match rec.recommend(&Query::new(other_script)) {
             Ok(r) => {
                 assert!(r.complete);
@@ -316,7 +318,11 @@ fn the_citation_bi_encoder_ranks_the_paper_a_context_cites_first_and_caches_its_
     let sim = PaperSimilarity::new(encoder);
     let papers = [
         PaperText { id: "a", title: "Sourdough baking at home", abstract_text: "Recipes for bread with a natural leaven." },
-        PaperText { id: "b", title: "TnT: a statistical part-of-speech tagger", abstract_text: "A trigram tagger based on hidden Markov models, trained on the Penn Treebank." },
+        PaperText {
+            id: "b",
+            title: "TnT: a statistical part-of-speech tagger",
+            abstract_text: "A trigram tagger based on hidden Markov models, trained on the Penn Treebank.",
+        },
         PaperText { id: "c", title: "Football results", abstract_text: "The scores of the last season." },
     ];
     let context = "We tag every token with a trigram HMM tagger [CIT] trained on the Wall Street Journal.";

@@ -92,8 +92,16 @@ fn evidence_imported_meanwhile_is_picked_up() {
     // Another handle on the same library (as another process would) imports a document.
     let other = Library::open(dir.path()).unwrap();
     let md = dir.path().join("notes.md");
-    std::fs::write(dir.path().join("refs.bib"), "@inproceedings{koehn, title={Statistical Phrase-Based Translation}, author={Koehn, Philipp}, year={2003}}\n").unwrap();
-    std::fs::write(&md, "---\nbibliography: refs.bib\n---\nPhrase tables need a cross-lingual alignment of the sentences of two languages [@koehn].\n").unwrap();
+    std::fs::write(
+        dir.path().join("refs.bib"),
+        "@inproceedings{koehn, title={Statistical Phrase-Based Translation}, author={Koehn, Philipp}, year={2003}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &md,
+        "---\nbibliography: refs.bib\n---\nPhrase tables need a cross-lingual alignment of the sentences of two languages [@koehn].\n",
+    )
+    .unwrap();
     let inputs = [citewise::evidence::inputs::EvidenceInput::Markdown(md)];
     citewise::library::evidence_import::import_inputs(&other, &inputs, &Default::default(), &|_, _| {}).unwrap();
 

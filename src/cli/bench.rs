@@ -104,7 +104,9 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     match &a.what {
         BenchWhat::Vectors { rows, dim, queries, threads } => bench_vectors(rows, *dim, *queries, *threads)?,
         BenchWhat::Embed { papers, n, device } => bench_embed(papers, *n, *device)?,
-        BenchWhat::Rerank { papers, depth, queries, base, max_len, device } => bench_rerank(papers, depth, *queries, base.as_deref(), *max_len, *device)?,
+        BenchWhat::Rerank { papers, depth, queries, base, max_len, device } => {
+            bench_rerank(papers, depth, *queries, base.as_deref(), *max_len, *device)?
+        }
         BenchWhat::Import { paths } => {
             let dir = tempfile_dir()?;
             let t = Instant::now();
@@ -131,10 +133,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             let papers = lib.papers().num_papers();
             let ms = crate::tui::latency::input_latency(lib, *keys, std::time::Duration::from_millis(*gap_ms))?;
             let q = |p| crate::eval::metrics::quantile(&ms, p);
-            println!(
-                "{}",
-                serde_json::json!({"papers": papers, "keys": ms.len(), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)})
-            );
+            println!("{}", serde_json::json!({"papers": papers, "keys": ms.len(), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)}));
         }
     }
     Ok(())
@@ -305,8 +304,13 @@ fn bench_rerank(
             (config, bottom, top)
         }
     };
-    let pairs = PairEncoder::new(&crate::neural::models::model_dir(&config.base)?.join("tokenizer.json"), config.max_len, config.max_candidate_tokens)?;
-    let cands: Vec<Vec<u32>> = papers[queries..].iter().map(|p| pairs.candidate(&p.title, &p.abstract_text)).collect::<crate::error::Result<_>>()?;
+    let pairs = PairEncoder::new(
+        &crate::neural::models::model_dir(&config.base)?.join("tokenizer.json"),
+        config.max_len,
+        config.max_candidate_tokens,
+    )?;
+    let cands: Vec<Vec<u32>> =
+        papers[queries..].iter().map(|p| pairs.candidate(&p.title, &p.abstract_text)).collect::<crate::error::Result<_>>()?;
     let qs: Vec<_> = papers[..queries].iter().map(|p| pairs.query(&p.abstract_text, &p.title, "")).collect::<crate::error::Result<_>>()?;
     let warm: Vec<_> = cands.iter().take(16).map(|c| pairs.pair(&qs[0], c)).collect();
     let _ = logits(&bottom, &top, &warm, &backend.device);
@@ -329,8 +333,10 @@ fn bench_rerank(
     // The rerank stage's second signal: the citation bi-encoder's cosine,
     // each query with an empty cache (every paper encoded).
     use crate::pipeline::paper_similarity::{PaperSimilarity, PaperText};
-    let encoder = std::sync::Arc::new(crate::neural::bi_encoder::BiEncoder::load(crate::neural::bi_encoder::CITATION_ENCODER, &backend.device)?);
-    let texts: Vec<PaperText> = papers[queries..].iter().map(|p| PaperText { id: &p.id, title: &p.title, abstract_text: &p.abstract_text }).collect();
+    let encoder =
+        std::sync::Arc::new(crate::neural::bi_encoder::BiEncoder::load(crate::neural::bi_encoder::CITATION_ENCODER, &backend.device)?);
+    let texts: Vec<PaperText> =
+        papers[queries..].iter().map(|p| PaperText { id: &p.id, title: &p.title, abstract_text: &p.abstract_text }).collect();
     for &d in depths {
         let mut times = Vec::new();
         for p in &papers[..queries] {

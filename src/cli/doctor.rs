@@ -45,7 +45,9 @@ pub fn run(library: &Path) -> Result<()> {
         let status = if !m.join("model.safetensors").exists() {
             format!("missing: {FETCH_HINT}")
         } else {
-            match BertConfig::from_file(&m.join("config.json")).and_then(|c| Bert::load(&c, &m.join("model.safetensors"), &device).map(|_| c)) {
+            match BertConfig::from_file(&m.join("config.json"))
+                .and_then(|c| Bert::load(&c, &m.join("model.safetensors"), &device).map(|_| c))
+            {
                 Ok(c) => format!("ok ({} layers, {} wide)", c.num_hidden_layers, c.hidden_size),
                 Err(e) => format!("broken: {e}"),
             }

@@ -6,8 +6,8 @@ use clap::Args;
 
 use super::import::{print_evidence_summary, print_summary};
 use super::progress::{count_bar, ImportBar};
-use crate::eval::harness::{contexts_file, load_split, papers_file, TRAIN_SPLIT};
 use crate::eval::harness::evaluate_at;
+use crate::eval::harness::{contexts_file, load_split, papers_file, TRAIN_SPLIT};
 use crate::eval::{report, EvalReport};
 use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
@@ -92,7 +92,8 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         lib = with_evidence(lib, bench, &a.evidence)?;
     }
     let lib = Arc::new(lib);
-    let stages: Vec<&str> = if a.stages.is_empty() { Recommender::new(lib.clone()).channel_names() } else { a.stages.iter().map(String::as_str).collect() };
+    let stages: Vec<&str> =
+        if a.stages.is_empty() { Recommender::new(lib.clone()).channel_names() } else { a.stages.iter().map(String::as_str).collect() };
     if let (true, Ok(semantic)) = (stages.contains(&"evidence"), crate::pipeline::semantic_spans::SemanticSpans::shared()) {
         let spans = lib.evidence().num_spans();
         if spans > 0 {
@@ -242,7 +243,11 @@ fn with_evidence(pool: Library, bench: &std::path::Path, paths: &[PathBuf]) -> R
     })?;
     bar.finish_and_clear();
     if base.files_unchanged == 0 || extra.files_unchanged < extra.files {
-        eprintln!("evidence set {} built from the `{TRAIN_SPLIT}` split and {}", set.display(), paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        eprintln!(
+            "evidence set {} built from the `{TRAIN_SPLIT}` split and {}",
+            set.display(),
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
         print_evidence_summary(&extra, false);
     }
     Ok(lib)

@@ -32,7 +32,11 @@ pub fn run(dir: &Path, a: &EvidenceArgs) -> Result<()> {
     let paper = lib.papers().paper_by_id(&a.cites)?;
     let sentences = lib.citances().citing(&a.cites)?;
     if paper.is_none() && sentences.is_empty() {
-        bail!("no paper `{}` in the library at {} (ids look like `doi:10.1145/…`, `bib:key`, `acl:P02-1001`)", a.cites, lib.dir().display());
+        bail!(
+            "no paper `{}` in the library at {} (ids look like `doi:10.1145/…`, `bib:key`, `acl:P02-1001`)",
+            a.cites,
+            lib.dir().display()
+        );
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&Answer { paper: paper.as_ref(), citing_sentences: &sentences })?);

@@ -47,7 +47,10 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
             eprintln!("skipped: {p}");
         }
         if found.is_empty() {
-            anyhow::bail!("no file to read citing sentences from (PDF, LaTeX, Markdown, JSON Lines) in {}", a.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+            anyhow::bail!(
+                "no file to read citing sentences from (PDF, LaTeX, Markdown, JSON Lines) in {}",
+                a.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            );
         }
         let options = EvidenceOptions { split: a.split.clone(), force: a.force, add_cited: a.add_cited };
         let bar = super::progress::count_bar(0, "reading documents");
@@ -72,12 +75,7 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
         embed_papers(&lib)?;
         embed_citation(&lib, CitationVectors::KeepCurrent)?;
     }
-    println!(
-        "library {} now holds {} papers ({:.1} s)",
-        lib.dir().display(),
-        lib.papers().num_papers(),
-        t.elapsed().as_secs_f64()
-    );
+    println!("library {} now holds {} papers ({:.1} s)", lib.dir().display(), lib.papers().num_papers(), t.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -100,9 +100,7 @@ pub fn main() -> Result<()> {
 }
 
 fn data_dir() -> Result<PathBuf> {
-    directories::ProjectDirs::from("", "", "citewise")
-        .map(|d| d.data_dir().to_path_buf())
-        .context("no home directory to keep autosaves in")
+    directories::ProjectDirs::from("", "", "citewise").map(|d| d.data_dir().to_path_buf()).context("no home directory to keep autosaves in")
 }
 
 fn editor(cli: &Cli) -> Result<()> {

@@ -125,18 +125,20 @@ impl TrainProgress for Bars {
         Bars::advance(self, n, loss)
     }
     fn epoch(&self, r: &EpochReport) {
-        self.bar.suspend(|| eprintln!(
-            "epoch {:>2}: {} steps, loss {:.4}, val R@10 {:.3}, R@100 {:.3} (local context only: {:.3}, {:.3}), {:.0} s{}",
-            r.epoch,
-            r.steps,
-            r.loss,
-            r.val_r10,
-            r.val_r100,
-            r.val_local_r10,
-            r.val_local_r100,
-            r.seconds,
-            if r.best { "  (best so far)" } else { "" }
-        ));
+        self.bar.suspend(|| {
+            eprintln!(
+                "epoch {:>2}: {} steps, loss {:.4}, val R@10 {:.3}, R@100 {:.3} (local context only: {:.3}, {:.3}), {:.0} s{}",
+                r.epoch,
+                r.steps,
+                r.loss,
+                r.val_r10,
+                r.val_r100,
+                r.val_local_r10,
+                r.val_local_r100,
+                r.seconds,
+                if r.best { "  (best so far)" } else { "" }
+            )
+        });
     }
 }
 

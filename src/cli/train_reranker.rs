@@ -124,7 +124,9 @@ pub fn run(a: &RerankerArgs) -> Result<()> {
     let mined = match std::fs::read(&cache).ok().and_then(|b| serde_json::from_slice::<Mined>(&b).ok()).filter(|m| m.key == key) {
         Some(m) => m,
         None => {
-            let lib = Arc::new(Library::open(&pool_dir(a)?).context("open the benchmark pool (run `citewise eval --bench DIR` once, or pass --pool)")?);
+            let lib = Arc::new(
+                Library::open(&pool_dir(a)?).context("open the benchmark pool (run `citewise eval --bench DIR` once, or pass --pool)")?,
+            );
             let mut rec = Recommender::new(lib);
             rec.set_reranker(None);
             eprintln!("prefetch by {}", rec.channel_names().join(" + "));

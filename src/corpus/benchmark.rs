@@ -34,8 +34,8 @@ pub fn load_contexts(path: &Path, split: Option<&str>) -> Result<Vec<CitationCon
         if line.trim().is_empty() {
             continue;
         }
-        let c: CitationContext = serde_json::from_str(line)
-            .map_err(|e| Error::Parse { path: path.into(), line: i + 1, reason: e.to_string() })?;
+        let c: CitationContext =
+            serde_json::from_str(line).map_err(|e| Error::Parse { path: path.into(), line: i + 1, reason: e.to_string() })?;
         if split.is_none_or(|s| s == c.split) {
             out.push(c);
         }

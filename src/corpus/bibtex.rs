@@ -26,7 +26,10 @@ pub struct RawBlock<'a> {
 pub enum EntryOutcome {
     Paper(Box<Paper>),
     /// The entry was skipped; `line` is 1-based in the file.
-    Skipped { line: usize, reason: String },
+    Skipped {
+        line: usize,
+        reason: String,
+    },
 }
 
 /// Splits BibTeX source into blocks. Unterminated blocks are reported as
@@ -58,10 +61,7 @@ pub fn split_blocks(src: &str) -> Vec<Result<RawBlock<'_>, (usize, String)>> {
                 i = end;
             }
             BlockEnd::NextEntryAt(next) => {
-                out.push(Err((
-                    start_line,
-                    format!("@{kind} entry is not closed (unbalanced braces) before the next entry"),
-                )));
+                out.push(Err((start_line, format!("@{kind} entry is not closed (unbalanced braces) before the next entry"))));
                 i = next;
             }
             BlockEnd::Eof => {
@@ -176,8 +176,8 @@ fn parse_entry(block: &RawBlock<'_>, strings: &str) -> EntryOutcome {
     let skipped = |line: usize, reason: String| EntryOutcome::Skipped { line, reason };
     // A lone `$` (prices, "$%#") is plain text to BibTeX but opens math mode
     // for the parser: when parsing fails, retry with every `$` escaped.
-    let parsed = Bibliography::parse(&src)
-        .or_else(|e| if block.text.contains('$') { Bibliography::parse(&escape_dollars(&src)) } else { Err(e) });
+    let parsed =
+        Bibliography::parse(&src).or_else(|e| if block.text.contains('$') { Bibliography::parse(&escape_dollars(&src)) } else { Err(e) });
     let bib = match parsed {
         Ok(b) => b,
         Err(e) => {
@@ -282,22 +282,14 @@ fn paper_from_entry(entry: &Entry, original: &str) -> Result<Paper, String> {
         return Err("missing field `title`".into());
     }
     let doi = normalize_doi(&field(entry, "doi"));
-    let authors = entry
-        .author()
-        .map(|ps| ps.iter().map(person_name).filter(|n| !n.is_empty()).collect())
-        .unwrap_or_default();
+    let authors = entry.author().map(|ps| ps.iter().map(person_name).filter(|n| !n.is_empty()).collect()).unwrap_or_default();
     let year = parse_year(&field(entry, "year")).or_else(|| parse_year(&field(entry, "date")));
     let venue = ["journal", "journaltitle", "booktitle", "series", "publisher"]
         .iter()
         .map(|f| field(entry, f))
         .find(|v| !v.is_empty())
         .unwrap_or_default();
-    let keywords = field(entry, "keywords")
-        .split([',', ';'])
-        .map(str::trim)
-        .filter(|k| !k.is_empty())
-        .map(String::from)
-        .collect();
+    let keywords = field(entry, "keywords").split([',', ';']).map(str::trim).filter(|k| !k.is_empty()).map(String::from).collect();
     Ok(Paper {
         id: Paper::bibtex_id(&doi, &entry.key),
         key: entry.key.clone(),

@@ -37,12 +37,8 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
         if meta.is_dir() {
             walk(p, &mut out)?;
         } else {
-            let fmt = Format::of(p).ok_or_else(|| {
-                Error::Library(format!(
-                    "{}: unknown file type (expected .bib, .jsonl, optionally .gz)",
-                    p.display()
-                ))
-            })?;
+            let fmt = Format::of(p)
+                .ok_or_else(|| Error::Library(format!("{}: unknown file type (expected .bib, .jsonl, optionally .gz)", p.display())))?;
             out.push((p.clone(), fmt));
         }
     }
@@ -50,10 +46,8 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<(PathBuf, Format)>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -73,9 +67,7 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
         return Ok(raw);
     }
     let mut out = Vec::with_capacity(raw.len() * 4);
-    flate2::read::MultiGzDecoder::new(&raw[..])
-        .read_to_end(&mut out)
-        .map_err(|e| Error::io(path, e))?;
+    flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out).map_err(|e| Error::io(path, e))?;
     Ok(out)
 }
 
@@ -102,8 +94,8 @@ pub fn decode_text(bytes: &[u8]) -> Decoded {
 fn latin1_char(b: u8) -> char {
     // Windows-1252 differs from Latin-1 in 0x80..0x9F; map the printable ones.
     const CP1252: [char; 32] = [
-        '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž', '\u{8F}',
-        '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9D}', 'ž', 'Ÿ',
+        '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž', '\u{8F}', '\u{90}', '‘', '’', '“', '”', '•',
+        '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9D}', 'ž', 'Ÿ',
     ];
     if (0x80..0xA0).contains(&b) {
         CP1252[(b - 0x80) as usize]

@@ -27,11 +27,8 @@ pub fn table(r: &EvalReport) -> String {
         }
         let _ = writeln!(s, " {:>7.3} {:>8.3}", src.scores.mrr, src.scores.ndcg10);
     }
-    let _ = writeln!(
-        s,
-        "latency per query: p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms",
-        r.latency.p50_ms, r.latency.p95_ms, r.latency.mean_ms
-    );
+    let _ =
+        writeln!(s, "latency per query: p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms", r.latency.p50_ms, r.latency.p95_ms, r.latency.mean_ms);
     if let Some(share) = r.with_evidence_at10 {
         let _ = writeln!(s, "top-10 results showing evidence: {:.1}%", share * 100.0);
     }

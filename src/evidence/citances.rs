@@ -62,7 +62,12 @@ impl CitanceIndex {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let index = if dir.join("meta.json").exists() { Index::open_in_dir(dir)? } else { Index::create_in_dir(dir, schema())? };
         let s = index.schema();
-        let fields = Fields { source: s.get_field("source")?, key: s.get_field("key")?, cited: s.get_field("cited")?, record: s.get_field("record")? };
+        let fields = Fields {
+            source: s.get_field("source")?,
+            key: s.get_field("key")?,
+            cited: s.get_field("cited")?,
+            record: s.get_field("record")?,
+        };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         Ok(CitanceIndex { index, reader, fields })
     }

@@ -11,11 +11,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::link::LinkMethod;
-use crate::corpus::Paper;
 use super::markers::{find_markers, resolve_overlaps, Marker};
 use super::record::CitingPaper;
 use super::sentences::split_sentences;
 use super::sources::CitingSentence;
+use crate::corpus::Paper;
 
 /// What kind of file a document came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -171,7 +171,8 @@ impl Document {
             let protected: Vec<(usize, usize)> = p.citations.iter().map(|c| (c.start, c.end)).collect();
             let bounds = split_sentences(&p.text, &protected);
             for (k, &(ss, se)) in bounds.iter().enumerate() {
-                let inside: Vec<usize> = (0..p.citations.len()).filter(|&i| p.citations[i].start >= ss && p.citations[i].start < se).collect();
+                let inside: Vec<usize> =
+                    (0..p.citations.len()).filter(|&i| p.citations[i].start >= ss && p.citations[i].start < se).collect();
                 if inside.iter().all(|&i| cited[i].is_empty()) {
                     continue;
                 }

@@ -21,7 +21,11 @@ pub enum EvidenceInput {
 impl EvidenceInput {
     pub fn path(&self) -> &Path {
         match self {
-            EvidenceInput::Sentences(p) | EvidenceInput::Pdf(p) | EvidenceInput::Markdown(p) | EvidenceInput::Latex(p) | EvidenceInput::Bundle(p) => p,
+            EvidenceInput::Sentences(p)
+            | EvidenceInput::Pdf(p)
+            | EvidenceInput::Markdown(p)
+            | EvidenceInput::Latex(p)
+            | EvidenceInput::Bundle(p) => p,
         }
     }
 
@@ -60,10 +64,8 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<EvidenceInput>, Vec<String>) {
             Ok(m) if m.is_dir() => walk(p, &mut out, &mut visited, 0),
             Ok(_) => match EvidenceInput::of(p) {
                 Some(i) => out.push(i),
-                None => problems.push(format!(
-                    "{}: unknown file type (expected .pdf, .tex, .tar.gz, .md, .jsonl, .json, optionally .gz)",
-                    p.display()
-                )),
+                None => problems
+                    .push(format!("{}: unknown file type (expected .pdf, .tex, .tar.gz, .md, .jsonl, .json, optionally .gz)", p.display())),
             },
         }
     }

@@ -74,7 +74,13 @@ impl Files {
         let mut out: Vec<String> = match self {
             Files::Bundle(m) => m.keys().filter(|k| keep(k)).cloned().collect(),
             Files::Dir(root) => std::fs::read_dir(root)
-                .map(|rd| rd.flatten().filter(|e| e.path().is_file()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| keep(n)).collect())
+                .map(|rd| {
+                    rd.flatten()
+                        .filter(|e| e.path().is_file())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| keep(n))
+                        .collect()
+                })
                 .unwrap_or_default(),
         };
         out.sort();
@@ -413,24 +419,135 @@ fn bibitems(text: &str) -> Vec<(String, String)> {
 
 /// Environments whose content is not prose.
 const SKIPPED_ENVS: &[&str] = &[
-    "equation", "equation*", "align", "align*", "alignat", "alignat*", "gather", "gather*", "multline", "multline*", "eqnarray",
-    "eqnarray*", "math", "displaymath", "figure", "figure*", "wrapfigure", "table", "table*", "tabular", "tabular*", "tabularx",
-    "longtable", "verbatim", "Verbatim", "lstlisting", "minted", "algorithm", "algorithm*", "algorithmic", "tikzpicture",
-    "thebibliography", "comment", "filecontents", "filecontents*", "subfigure", "subtable", "array", "matrix", "pmatrix",
-    "bmatrix", "CJK", "lstinputlisting", "appendices-skip",
+    "equation",
+    "equation*",
+    "align",
+    "align*",
+    "alignat",
+    "alignat*",
+    "gather",
+    "gather*",
+    "multline",
+    "multline*",
+    "eqnarray",
+    "eqnarray*",
+    "math",
+    "displaymath",
+    "figure",
+    "figure*",
+    "wrapfigure",
+    "table",
+    "table*",
+    "tabular",
+    "tabular*",
+    "tabularx",
+    "longtable",
+    "verbatim",
+    "Verbatim",
+    "lstlisting",
+    "minted",
+    "algorithm",
+    "algorithm*",
+    "algorithmic",
+    "tikzpicture",
+    "thebibliography",
+    "comment",
+    "filecontents",
+    "filecontents*",
+    "subfigure",
+    "subtable",
+    "array",
+    "matrix",
+    "pmatrix",
+    "bmatrix",
+    "CJK",
+    "lstinputlisting",
+    "appendices-skip",
 ];
 
 /// Commands dropped with their arguments.
 const DROPPED: &[&str] = &[
-    "label", "ref", "eqref", "autoref", "cref", "Cref", "pageref", "vspace", "hspace", "includegraphics", "url", "bibliography",
-    "bibliographystyle", "addbibresource", "nocite", "newcommand", "renewcommand", "providecommand", "def", "usepackage",
-    "documentclass", "maketitle", "setlength", "setcounter", "input", "include", "thanks", "affiliation", "author", "title",
-    "date", "email", "address", "institute", "keywords", "ccsdesc", "acmConference", "acmYear", "acmDOI", "copyrightyear",
-    "acmBooktitle", "acmPrice", "acmISBN", "setcopyright", "orcid", "footnotemark", "color", "definecolor", "todo",
-    "newtheorem", "linenumbers", "pagestyle", "thispagestyle", "vskip", "hskip", "noindent", "centering", "small", "large",
-    "Large", "footnotesize", "scriptsize", "normalsize", "tiny", "huge", "Huge", "newpage", "clearpage", "cleardoublepage",
-    "tableofcontents", "appendix", "raggedright", "raggedbottom", "medskip", "bigskip", "smallskip", "newline", "linebreak",
-    "pagebreak", "item", "caption",
+    "label",
+    "ref",
+    "eqref",
+    "autoref",
+    "cref",
+    "Cref",
+    "pageref",
+    "vspace",
+    "hspace",
+    "includegraphics",
+    "url",
+    "bibliography",
+    "bibliographystyle",
+    "addbibresource",
+    "nocite",
+    "newcommand",
+    "renewcommand",
+    "providecommand",
+    "def",
+    "usepackage",
+    "documentclass",
+    "maketitle",
+    "setlength",
+    "setcounter",
+    "input",
+    "include",
+    "thanks",
+    "affiliation",
+    "author",
+    "title",
+    "date",
+    "email",
+    "address",
+    "institute",
+    "keywords",
+    "ccsdesc",
+    "acmConference",
+    "acmYear",
+    "acmDOI",
+    "copyrightyear",
+    "acmBooktitle",
+    "acmPrice",
+    "acmISBN",
+    "setcopyright",
+    "orcid",
+    "footnotemark",
+    "color",
+    "definecolor",
+    "todo",
+    "newtheorem",
+    "linenumbers",
+    "pagestyle",
+    "thispagestyle",
+    "vskip",
+    "hskip",
+    "noindent",
+    "centering",
+    "small",
+    "large",
+    "Large",
+    "footnotesize",
+    "scriptsize",
+    "normalsize",
+    "tiny",
+    "huge",
+    "Huge",
+    "newpage",
+    "clearpage",
+    "cleardoublepage",
+    "tableofcontents",
+    "appendix",
+    "raggedright",
+    "raggedbottom",
+    "medskip",
+    "bigskip",
+    "smallskip",
+    "newline",
+    "linebreak",
+    "pagebreak",
+    "item",
+    "caption",
 ];
 
 /// Sectioning commands: a paragraph break; the heading is not prose.
@@ -443,8 +560,19 @@ pub fn is_cite_command(name: &str) -> bool {
         && !matches!(n, "citeauthor" | "Citeauthor" | "citeyear" | "citeyearpar" | "citetitle" | "citeurl" | "citedate")
         || matches!(
             n,
-            "parencite" | "Parencite" | "textcite" | "Textcite" | "autocite" | "Autocite" | "footcite" | "smartcite" | "supercite"
-                | "fullcite" | "autocites" | "parencites" | "textcites"
+            "parencite"
+                | "Parencite"
+                | "textcite"
+                | "Textcite"
+                | "autocite"
+                | "Autocite"
+                | "footcite"
+                | "smartcite"
+                | "supercite"
+                | "fullcite"
+                | "autocites"
+                | "parencites"
+                | "textcites"
         )
 }
 
@@ -485,7 +613,11 @@ fn macros_of(source: &str) -> Macros {
                 (source[j + 1..e.saturating_sub(1).max(j + 1)].trim().to_string(), e)
             } else {
                 let e = source[j..].find(|c: char| c != '\\' && !c.is_ascii_alphabetic()).map_or(source.len(), |k| j + k);
-                let e = if e == j + 1 { (j + 1..source.len()).find(|&k| !source.as_bytes()[k].is_ascii_alphabetic()).unwrap_or(source.len()) } else { e };
+                let e = if e == j + 1 {
+                    (j + 1..source.len()).find(|&k| !source.as_bytes()[k].is_ascii_alphabetic()).unwrap_or(source.len())
+                } else {
+                    e
+                };
                 (source[j..e].to_string(), e)
             };
             let Some(name) = name.strip_prefix('\\').map(str::to_string) else { continue };
@@ -582,7 +714,11 @@ impl Writer<'_> {
                     let from = i + close.len();
                     let inner_end = find_unescaped(s, from, close).unwrap_or(b.len());
                     let inner = &s[from.min(inner_end)..inner_end];
-                    if !display && !inner.is_empty() && inner.len() <= 24 && inner.chars().all(|c| c.is_alphanumeric() || " .,%+-=<>()".contains(c)) {
+                    if !display
+                        && !inner.is_empty()
+                        && inner.len() <= 24
+                        && inner.chars().all(|c| c.is_alphanumeric() || " .,%+-=<>()".contains(c))
+                    {
                         self.push_str(inner.trim());
                     } else {
                         self.push(' ');
@@ -877,16 +1013,53 @@ fn accented(accent: char, letter: char) -> char {
 /// Latin Extended-A, which LaTeX accent commands produce).
 fn compose(letter: char, mark: char) -> Option<char> {
     const TABLE: &[(char, char, char)] = &[
-        ('a', '\u{301}', 'á'), ('e', '\u{301}', 'é'), ('i', '\u{301}', 'í'), ('o', '\u{301}', 'ó'), ('u', '\u{301}', 'ú'),
-        ('y', '\u{301}', 'ý'), ('A', '\u{301}', 'Á'), ('E', '\u{301}', 'É'), ('I', '\u{301}', 'Í'), ('O', '\u{301}', 'Ó'),
-        ('U', '\u{301}', 'Ú'), ('c', '\u{301}', 'ć'), ('n', '\u{301}', 'ń'), ('s', '\u{301}', 'ś'), ('z', '\u{301}', 'ź'),
-        ('a', '\u{300}', 'à'), ('e', '\u{300}', 'è'), ('i', '\u{300}', 'ì'), ('o', '\u{300}', 'ò'), ('u', '\u{300}', 'ù'),
-        ('A', '\u{300}', 'À'), ('E', '\u{300}', 'È'), ('a', '\u{308}', 'ä'), ('e', '\u{308}', 'ë'), ('i', '\u{308}', 'ï'),
-        ('o', '\u{308}', 'ö'), ('u', '\u{308}', 'ü'), ('y', '\u{308}', 'ÿ'), ('A', '\u{308}', 'Ä'), ('O', '\u{308}', 'Ö'),
-        ('U', '\u{308}', 'Ü'), ('a', '\u{302}', 'â'), ('e', '\u{302}', 'ê'), ('i', '\u{302}', 'î'), ('o', '\u{302}', 'ô'),
-        ('u', '\u{302}', 'û'), ('a', '\u{303}', 'ã'), ('n', '\u{303}', 'ñ'), ('o', '\u{303}', 'õ'), ('N', '\u{303}', 'Ñ'),
-        ('a', '\u{304}', 'ā'), ('e', '\u{304}', 'ē'), ('i', '\u{304}', 'ī'), ('o', '\u{304}', 'ō'), ('u', '\u{304}', 'ū'),
-        ('z', '\u{307}', 'ż'), ('e', '\u{307}', 'ė'),
+        ('a', '\u{301}', 'á'),
+        ('e', '\u{301}', 'é'),
+        ('i', '\u{301}', 'í'),
+        ('o', '\u{301}', 'ó'),
+        ('u', '\u{301}', 'ú'),
+        ('y', '\u{301}', 'ý'),
+        ('A', '\u{301}', 'Á'),
+        ('E', '\u{301}', 'É'),
+        ('I', '\u{301}', 'Í'),
+        ('O', '\u{301}', 'Ó'),
+        ('U', '\u{301}', 'Ú'),
+        ('c', '\u{301}', 'ć'),
+        ('n', '\u{301}', 'ń'),
+        ('s', '\u{301}', 'ś'),
+        ('z', '\u{301}', 'ź'),
+        ('a', '\u{300}', 'à'),
+        ('e', '\u{300}', 'è'),
+        ('i', '\u{300}', 'ì'),
+        ('o', '\u{300}', 'ò'),
+        ('u', '\u{300}', 'ù'),
+        ('A', '\u{300}', 'À'),
+        ('E', '\u{300}', 'È'),
+        ('a', '\u{308}', 'ä'),
+        ('e', '\u{308}', 'ë'),
+        ('i', '\u{308}', 'ï'),
+        ('o', '\u{308}', 'ö'),
+        ('u', '\u{308}', 'ü'),
+        ('y', '\u{308}', 'ÿ'),
+        ('A', '\u{308}', 'Ä'),
+        ('O', '\u{308}', 'Ö'),
+        ('U', '\u{308}', 'Ü'),
+        ('a', '\u{302}', 'â'),
+        ('e', '\u{302}', 'ê'),
+        ('i', '\u{302}', 'î'),
+        ('o', '\u{302}', 'ô'),
+        ('u', '\u{302}', 'û'),
+        ('a', '\u{303}', 'ã'),
+        ('n', '\u{303}', 'ñ'),
+        ('o', '\u{303}', 'õ'),
+        ('N', '\u{303}', 'Ñ'),
+        ('a', '\u{304}', 'ā'),
+        ('e', '\u{304}', 'ē'),
+        ('i', '\u{304}', 'ī'),
+        ('o', '\u{304}', 'ō'),
+        ('u', '\u{304}', 'ū'),
+        ('z', '\u{307}', 'ż'),
+        ('e', '\u{307}', 'ė'),
     ];
     TABLE.iter().find(|(l, m, _)| *l == letter && *m == mark).map(|(_, _, c)| *c)
 }
@@ -896,7 +1069,8 @@ pub fn plain_inline(s: &str) -> String {
     let keys = Keys::new();
     let macros = Macros::new();
     let mut unknown = BTreeMap::new();
-    let mut w = Writer { keys: &keys, macros: &macros, unknown: &mut unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
+    let mut w =
+        Writer { keys: &keys, macros: &macros, unknown: &mut unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
     w.run(&s.replace('\n', " "), 0);
     w.cur.text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

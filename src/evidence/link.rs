@@ -12,8 +12,9 @@ use crate::corpus::Paper;
 use crate::index::PaperIndex;
 
 /// A DOI in running text (a reference, a first page).
-static DOI_IN_TEXT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[^\s\]\[,;<>\x22]+[^\s\]\[,;<>\x22.)])").unwrap());
+static DOI_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[^\s\]\[,;<>\x22]+[^\s\]\[,;<>\x22.)])").unwrap()
+});
 /// An arXiv identifier in running text.
 static ARXIV_IN_TEXT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)(?:arxiv(?:\s*preprint)?\s*(?:arxiv)?\s*:?\s*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5})").unwrap());
@@ -39,7 +40,6 @@ impl LinkMethod {
         }
     }
 }
-
 
 /// Titles shorter than this (in normalised characters) are not matched by
 /// title alone: too many false links.
@@ -128,7 +128,8 @@ impl<'a> Linker<'a> {
                 // another title ending the same way).
                 let anchored = compact.len() >= 24 && {
                     let raw: String = compact_raw.iter().collect();
-                    raw.contains(&compact[..8].iter().collect::<String>()) && raw.contains(&compact[compact.len() - 8..].iter().collect::<String>())
+                    raw.contains(&compact[..8].iter().collect::<String>())
+                        && raw.contains(&compact[compact.len() - 8..].iter().collect::<String>())
                 };
                 let k = if author_named && same_year && anchored { compact.len() / 7 } else { compact.len() / 15 };
                 let edits = approx_find(&compact_raw, &compact, k)?;
@@ -143,11 +144,8 @@ impl<'a> Linker<'a> {
     /// its text.
     pub fn link_reference(&self, r: &Reference) -> Option<(String, LinkMethod)> {
         let papers = self.papers?;
-        let dois: Vec<String> = if r.doi.is_empty() {
-            DOI_IN_TEXT.captures_iter(&r.raw).map(|c| c[1].to_string()).collect()
-        } else {
-            vec![r.doi.clone()]
-        };
+        let dois: Vec<String> =
+            if r.doi.is_empty() { DOI_IN_TEXT.captures_iter(&r.raw).map(|c| c[1].to_string()).collect() } else { vec![r.doi.clone()] };
         for d in dois {
             if let Ok(Some(id)) = papers.find_by_external_id(&format!("doi:{}", normalize_doi(&d))) {
                 return Some((id, LinkMethod::Doi));
@@ -166,7 +164,8 @@ impl<'a> Linker<'a> {
         if !r.title.is_empty() {
             let want = normalize_title(&r.title);
             let found = papers.title_candidates(&r.title, 5).ok()?.into_iter().find(|p| {
-                normalize_title(&p.title) == want && (r.year.is_none() || p.year.is_none() || p.year.zip(r.year).is_some_and(|(a, b)| (a - b).abs() <= 1))
+                normalize_title(&p.title) == want
+                    && (r.year.is_none() || p.year.is_none() || p.year.zip(r.year).is_some_and(|(a, b)| (a - b).abs() <= 1))
             });
             return found.map(|p| (p.id, LinkMethod::Title));
         }
@@ -186,7 +185,11 @@ impl<'a> Linker<'a> {
             .title_candidates(&p.title, 10)
             .unwrap_or_default()
             .into_iter()
-            .filter(|o| o.id != p.id && normalize_title(&o.title) == t && (o.year.is_none() || p.year.is_none() || o.year.zip(p.year).is_some_and(|(a, b)| (a - b).abs() <= 1)))
+            .filter(|o| {
+                o.id != p.id
+                    && normalize_title(&o.title) == t
+                    && (o.year.is_none() || p.year.is_none() || o.year.zip(p.year).is_some_and(|(a, b)| (a - b).abs() <= 1))
+            })
             .map(|o| o.id)
             .collect()
     }
@@ -206,7 +209,11 @@ impl<'a> Linker<'a> {
         for o in papers.title_candidates(&p.title, 10).unwrap_or_default() {
             let near_year = o.year.is_none() || p.year.is_none() || o.year.zip(p.year).is_some_and(|(a, b)| (a - b).abs() <= 1);
             let ot = compact(&o.title);
-            if o.id != p.id && near_year && ot.len().abs_diff(t.len()) <= t.len() / 25 + 1 && approx_find(&ot, &t, (t.len() / 25).max(1)).is_some() {
+            if o.id != p.id
+                && near_year
+                && ot.len().abs_diff(t.len()) <= t.len() / 25 + 1
+                && approx_find(&ot, &t, (t.len() / 25).max(1)).is_some()
+            {
                 out.push(o.id);
             }
         }
@@ -302,14 +309,12 @@ fn title_segment(raw: &str, t: &str) -> bool {
     }
     let want: Vec<&str> = t.split(' ').collect();
     let opens = |c: char| matches!(c, '^' | '.' | ')' | ']' | ':' | '"' | '“' | '”' | '\u{201e}' | '‘' | '?' | '!');
-    let closes = |c: char| matches!(c, ' ' | '.' | ',' | ':' | '?' | '!' | '"' | '”' | '“' | ';' | '(' | '[') ;
+    let closes = |c: char| matches!(c, ' ' | '.' | ',' | ':' | '?' | '!' | '"' | '”' | '“' | ';' | '(' | '[');
     (0..words.len().saturating_sub(want.len() - 1)).any(|i| {
-        want.iter().enumerate().all(|(k, w)| words[i + k].0 == *w)
-            && opens(words[i].1)
-            && {
-                let (_, _, after) = &words[i + want.len() - 1];
-                closes(*after) && (*after != ' ' || i + want.len() == words.len())
-            }
+        want.iter().enumerate().all(|(k, w)| words[i + k].0 == *w) && opens(words[i].1) && {
+            let (_, _, after) = &words[i + want.len() - 1];
+            closes(*after) && (*after != ' ' || i + want.len() == words.len())
+        }
     })
 }
 
@@ -366,13 +371,31 @@ mod tests {
     #[test]
     fn titles_must_stand_as_a_segment_of_the_reference() {
         let lda = "latent dirichlet allocation";
-        assert!(title_segment("David M. Blei, Andrew Y. Ng, and Michael I. Jordan. 2003. Latent dirichlet allocation. J. Mach. Learn. Res., 3:993-1022.", lda));
+        assert!(title_segment(
+            "David M. Blei, Andrew Y. Ng, and Michael I. Jordan. 2003. Latent dirichlet allocation. J. Mach. Learn. Res., 3:993-1022.",
+            lda
+        ));
         assert!(!title_segment("Andreas Niekler and Patrick Jähnichen. 2012. Matching results of latent dirichlet allocation for text. In Proceedings of ICCM.", lda));
-        assert!(!title_segment("Voorhees, E.M. 2001. Overview of the TREC 2001 question answering track. In TREC 2001.", "overview of the trec"));
-        assert!(title_segment("Spence Green and Christopher D. Manning. 2010. Better Arabic parsing: Baselines, evaluations, and analysis. In COLING.", "better arabic parsing"));
-        assert!(title_segment("Brown, P. (1992). \"An estimate of an upper bound for the entropy of English.\" Computational Linguistics", "an estimate of an upper bound for the entropy of english"));
-        assert!(!title_segment("Joakim Nivre, Jens Nilsson, Johan Hall, Atanas Chanev, and Erwin Marsi. 2007. MaltParser.", "atanas chanev and erwin marsi"));
-        assert!(title_segment("Brants, Thorsten. 2000. TnT - a statistical part-of-speech tagger. In ANLP.", "tnt a statistical part of speech tagger"));
+        assert!(!title_segment(
+            "Voorhees, E.M. 2001. Overview of the TREC 2001 question answering track. In TREC 2001.",
+            "overview of the trec"
+        ));
+        assert!(title_segment(
+            "Spence Green and Christopher D. Manning. 2010. Better Arabic parsing: Baselines, evaluations, and analysis. In COLING.",
+            "better arabic parsing"
+        ));
+        assert!(title_segment(
+            "Brown, P. (1992). \"An estimate of an upper bound for the entropy of English.\" Computational Linguistics",
+            "an estimate of an upper bound for the entropy of english"
+        ));
+        assert!(!title_segment(
+            "Joakim Nivre, Jens Nilsson, Johan Hall, Atanas Chanev, and Erwin Marsi. 2007. MaltParser.",
+            "atanas chanev and erwin marsi"
+        ));
+        assert!(title_segment(
+            "Brants, Thorsten. 2000. TnT - a statistical part-of-speech tagger. In ANLP.",
+            "tnt a statistical part of speech tagger"
+        ));
     }
 
     #[test]

@@ -163,7 +163,8 @@ fn paragraph(raw: &str, keys: &HashMap<String, usize>, unknown: &mut usize) -> P
         if rest.starts_with('[') {
             if let Some(end) = rest.find(']') {
                 let inner = &rest[1..end];
-                let found: Vec<String> = KEY.captures_iter(inner).filter_map(|c| c.get(1).or(c.get(2)).map(|m| m.as_str().to_string())).collect();
+                let found: Vec<String> =
+                    KEY.captures_iter(inner).filter_map(|c| c.get(1).or(c.get(2)).map(|m| m.as_str().to_string())).collect();
                 if !found.is_empty() && inner.contains('@') {
                     resolve(found, &mut p);
                     rest = &rest[end + 1..];

@@ -2,9 +2,9 @@
 
 /// Abbreviations after which a period does not end a sentence.
 const ABBREVIATIONS: &[&str] = &[
-    "al", "e.g", "i.e", "eg", "ie", "cf", "vs", "etc", "fig", "figs", "eq", "eqs", "sec", "secs", "tab", "no", "nos",
-    "resp", "approx", "dr", "mr", "ms", "mrs", "prof", "st", "jr", "vol", "pp", "ch", "ref", "refs", "thm", "lem",
-    "def", "prop", "cor", "alg", "app", "ca", "viz",
+    "al", "e.g", "i.e", "eg", "ie", "cf", "vs", "etc", "fig", "figs", "eq", "eqs", "sec", "secs", "tab", "no", "nos", "resp", "approx",
+    "dr", "mr", "ms", "mrs", "prof", "st", "jr", "vol", "pp", "ch", "ref", "refs", "thm", "lem", "def", "prop", "cor", "alg", "app", "ca",
+    "viz",
 ];
 
 /// Byte ranges of the sentences of `text`. A boundary is `.`, `!` or `?`

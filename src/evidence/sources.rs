@@ -51,7 +51,11 @@ impl CitingSentence {
             .map(|s| SpanRecord {
                 text: s.text,
                 kinds: vec![s.kind],
-                cited: s.cited.iter().map(|id| CitedPaper { id: id.clone(), year: year_of(id), seen_in: vec![seen], by: vec![by] }).collect(),
+                cited: s
+                    .cited
+                    .iter()
+                    .map(|id| CitedPaper { id: id.clone(), year: year_of(id), seen_in: vec![seen], by: vec![by] })
+                    .collect(),
                 sources: vec![source.clone()],
             })
             .collect()
@@ -84,8 +88,8 @@ pub enum SentenceFormat {
 
 pub fn detect_format(path: &Path, text: &str) -> Result<SentenceFormat> {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let v: Value = serde_json::from_str(first)
-        .map_err(|e| Error::Parse { path: path.into(), line: 1, reason: format!("not JSON Lines: {e}") })?;
+    let v: Value =
+        serde_json::from_str(first).map_err(|e| Error::Parse { path: path.into(), line: 1, reason: format!("not JSON Lines: {e}") })?;
     if v.get("body_text").is_some() {
         Ok(SentenceFormat::FullText)
     } else if v.get("context").is_some() && v.get("cited").is_some() {
@@ -101,7 +105,12 @@ pub fn detect_format(path: &Path, text: &str) -> Result<SentenceFormat> {
 
 /// Reads a file of citing sentences (either format). Benchmark contexts are
 /// filtered to `split` when given.
-pub fn read_sentences(path: &Path, split: Option<&str>, linker: &Linker, year_of: &dyn Fn(&str) -> Option<i32>) -> Result<(Vec<CitingSentence>, SourceReport)> {
+pub fn read_sentences(
+    path: &Path,
+    split: Option<&str>,
+    linker: &Linker,
+    year_of: &dyn Fn(&str) -> Option<i32>,
+) -> Result<(Vec<CitingSentence>, SourceReport)> {
     let text = decode_text(&read_bytes(path)?).text;
     match detect_format(path, &text)? {
         SentenceFormat::BenchmarkContexts => Ok(from_contexts(path, &text, split, year_of)),
@@ -121,7 +130,12 @@ struct ContextRow {
     cited: Vec<String>,
 }
 
-fn from_contexts(path: &Path, text: &str, split: Option<&str>, year_of: &dyn Fn(&str) -> Option<i32>) -> (Vec<CitingSentence>, SourceReport) {
+fn from_contexts(
+    path: &Path,
+    text: &str,
+    split: Option<&str>,
+    year_of: &dyn Fn(&str) -> Option<i32>,
+) -> (Vec<CitingSentence>, SourceReport) {
     let mut report = SourceReport::default();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -146,7 +160,13 @@ fn from_contexts(path: &Path, text: &str, split: Option<&str>, year_of: &dyn Fn(
                 continue;
             }
             report.sentences += 1;
-            out.push(CitingSentence { text: sentence.to_string(), markers: find_markers(sentence, &row.cited), citing: citing.clone(), page: None, context: None });
+            out.push(CitingSentence {
+                text: sentence.to_string(),
+                markers: find_markers(sentence, &row.cited),
+                citing: citing.clone(),
+                page: None,
+                context: None,
+            });
         }
     }
     (out, report)
@@ -276,7 +296,9 @@ fn sentences_of_paragraph(
         let ref_id = cs.ref_id.as_deref().unwrap_or("");
         match links.get(ref_id) {
             None => {
-                report.problems.push(format!("{at}: paragraph {pi}: cite span {s}..{e} refers to missing bib entry `{ref_id}`; sentence skipped"));
+                report
+                    .problems
+                    .push(format!("{at}: paragraph {pi}: cite span {s}..{e} refers to missing bib entry `{ref_id}`; sentence skipped"));
                 poisoned.push(s);
             }
             Some(link) => {
@@ -306,6 +328,12 @@ fn sentences_of_paragraph(
             inside.iter().map(|(s, e, c)| Marker { start: s - ss, end: (*e).min(se) - ss, cited: c.clone() }).collect();
         markers.extend(find_markers(sentence, &[]));
         report.sentences += 1;
-        out.push(CitingSentence { text: sentence.to_string(), markers: resolve_overlaps(markers), citing: citing.clone(), page: None, context: None });
+        out.push(CitingSentence {
+            text: sentence.to_string(),
+            markers: resolve_overlaps(markers),
+            citing: citing.clone(),
+            page: None,
+            context: None,
+        });
     }
 }

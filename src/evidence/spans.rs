@@ -165,10 +165,7 @@ mod tests {
     #[test]
     fn between_previous_group_and_this_one() {
         let s = "PropBank (Palmer et al, 2005 ) and NomBank [CIT] projects have annotated shallow semantic structures.";
-        assert_eq!(
-            spans(s),
-            [(SpanKind::Between, "NomBank".into()), (SpanKind::Mention, "NomBank".into())]
-        );
+        assert_eq!(spans(s), [(SpanKind::Between, "NomBank".into()), (SpanKind::Mention, "NomBank".into())]);
     }
 
     #[test]

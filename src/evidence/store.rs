@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use tantivy::collector::TopDocs;
+use tantivy::postings::Postings;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::postings::Postings;
 use tantivy::{DocAddress, DocSet, Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument, Term, TERMINATED};
 
 use super::record::{EvidenceBuilder, SpanRecord};
@@ -179,7 +179,9 @@ impl EvidenceIndex {
             let norms = seg.get_fieldnorms_reader(self.fields.text)?;
             let mut acc: HashMap<u32, (f32, f32)> = HashMap::new();
             for (term, idf) in &idfs {
-                let Some(mut postings) = inv.read_postings(term, IndexRecordOption::WithFreqs).map_err(|e| Error::Library(e.to_string()))? else {
+                let Some(mut postings) =
+                    inv.read_postings(term, IndexRecordOption::WithFreqs).map_err(|e| Error::Library(e.to_string()))?
+                else {
                     continue;
                 };
                 let mut doc = postings.doc();
@@ -214,7 +216,12 @@ impl EvidenceIndex {
         }
         // Fetch more, since some may go.
         let records = self.spans_citing_all(paper, terms, k * 3 + 5)?;
-        Ok(records.into_iter().filter_map(|r| r.without_citing(exclude)).filter(|r| r.cited.iter().any(|c| c.id == paper)).take(k).collect())
+        Ok(records
+            .into_iter()
+            .filter_map(|r| r.without_citing(exclude))
+            .filter(|r| r.cited.iter().any(|c| c.id == paper))
+            .take(k)
+            .collect())
     }
 
     fn spans_citing_all(&self, paper: &str, terms: &[String], k: usize) -> Result<Vec<SpanRecord>> {
@@ -222,7 +229,8 @@ impl EvidenceIndex {
         let cited = TermQuery::new(Term::from_field_text(self.fields.cited, paper), IndexRecordOption::Basic);
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(cited))];
         for t in terms {
-            clauses.push((Occur::Should, Box::new(TermQuery::new(Term::from_field_text(self.fields.text, t), IndexRecordOption::WithFreqs))));
+            clauses
+                .push((Occur::Should, Box::new(TermQuery::new(Term::from_field_text(self.fields.text, t), IndexRecordOption::WithFreqs))));
         }
         let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(k.max(1)).order_by_score())?;
         top.into_iter().map(|(_, d)| self.record(&searcher, d)).collect()

@@ -18,15 +18,14 @@ pub enum KeyStyle {
     Original,
 }
 
-const SKIP_WORDS: &[&str] = &["a", "an", "the", "on", "of", "in", "for", "to", "and", "with", "from", "towards", "toward", "via", "is", "are", "what", "how", "why", "when", "do", "does"];
+const SKIP_WORDS: &[&str] = &[
+    "a", "an", "the", "on", "of", "in", "for", "to", "and", "with", "from", "towards", "toward", "via", "is", "are", "what", "how", "why",
+    "when", "do", "does",
+];
 
 /// ASCII letters and digits of a word, lower-cased, accents folded.
 fn ascii_word(s: &str) -> String {
-    s.chars()
-        .map(fold)
-        .flat_map(|c| c.to_lowercase())
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect()
+    s.chars().map(fold).flat_map(|c| c.to_lowercase()).filter(|c| c.is_ascii_alphanumeric()).collect()
 }
 
 fn fold(c: char) -> char {
@@ -108,7 +107,7 @@ mod tests {
         assert_eq!(base_key(&p, KeyStyle::AuthorYearFirstword), "shokouhi2013learning");
         assert_eq!(base_key(&p, KeyStyle::AuthorYear), "shokouhi2013");
         let q = paper(&["Jörg Müller"], None, "The Café: A Study");
-        assert_eq!(base_key(&q, KeyStyle::AuthorYearFirstword), "muller" .to_string() + "ndcafe");
+        assert_eq!(base_key(&q, KeyStyle::AuthorYearFirstword), "muller".to_string() + "ndcafe");
         let anon = paper(&[], Some(2000), "{TnT} -- A Tagger");
         assert_eq!(base_key(&anon, KeyStyle::AuthorYearFirstword), "anon2000tnt");
         let mut orig = p.clone();

@@ -134,7 +134,12 @@ impl PaperIndex {
         }
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
-            .map(|t| (Occur::Should, Box::new(TermQuery::new(Term::from_field_text(self.fields.title, t), IndexRecordOption::WithFreqs)) as Box<dyn Query>))
+            .map(|t| {
+                (
+                    Occur::Should,
+                    Box::new(TermQuery::new(Term::from_field_text(self.fields.title, t), IndexRecordOption::WithFreqs)) as Box<dyn Query>,
+                )
+            })
             .collect();
         let searcher = self.searcher();
         let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(k).order_by_score())?;
@@ -149,9 +154,7 @@ impl PaperIndex {
         for doc in docs {
             let col = match columns.entry(doc.segment_ord) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(searcher.segment_reader(doc.segment_ord).fast_fields().str("id")?)
-                }
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(searcher.segment_reader(doc.segment_ord).fast_fields().str("id")?),
             };
             buf.clear();
             if let Some(col) = col {

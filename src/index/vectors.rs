@@ -11,8 +11,8 @@
 //! interrupted embedding run resumes where it stopped. A paper whose text
 //! changed gets a new row; its old row is emptied (id "").
 
-use std::collections::{BinaryHeap, HashMap};
 use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -56,9 +56,13 @@ impl VectorStore {
         let mpath = dir.join(MANIFEST);
         let manifest = match std::fs::read_to_string(&mpath) {
             Ok(text) => {
-                let m: Manifest = serde_json::from_str(&text)
-                    .map_err(|e| Error::Parse { path: mpath.clone(), line: e.line(), reason: e.to_string() })?;
-                if m.dim == dim && m.encoder == encoder { m } else { Manifest { dim, encoder: encoder.into(), ..Default::default() } }
+                let m: Manifest =
+                    serde_json::from_str(&text).map_err(|e| Error::Parse { path: mpath.clone(), line: e.line(), reason: e.to_string() })?;
+                if m.dim == dim && m.encoder == encoder {
+                    m
+                } else {
+                    Manifest { dim, encoder: encoder.into(), ..Default::default() }
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest { dim, encoder: encoder.into(), ..Default::default() },
             Err(e) => return Err(Error::io(&mpath, e)),

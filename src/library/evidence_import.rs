@@ -100,7 +100,8 @@ pub fn import_evidence(lib: &Library, files: &[PathBuf], split: Option<&str>, fo
             return Err(Error::Library(format!("{}: not a file", f.display())));
         }
     }
-    let inputs: Vec<EvidenceInput> = files.iter().map(|f| EvidenceInput::of(f).unwrap_or_else(|| EvidenceInput::Sentences(f.clone()))).collect();
+    let inputs: Vec<EvidenceInput> =
+        files.iter().map(|f| EvidenceInput::of(f).unwrap_or_else(|| EvidenceInput::Sentences(f.clone()))).collect();
     let options = EvidenceOptions { split: split.map(str::to_string), force, add_cited: false };
     import_inputs(lib, &inputs, &options, &|_, _| {})
 }
@@ -124,7 +125,12 @@ enum Outcome {
 }
 
 /// Imports every input; `progress(done, total)` after each batch of documents.
-pub fn import_inputs(lib: &Library, inputs: &[EvidenceInput], options: &EvidenceOptions, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<EvidenceImportSummary> {
+pub fn import_inputs(
+    lib: &Library,
+    inputs: &[EvidenceInput],
+    options: &EvidenceOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<EvidenceImportSummary> {
     let t = std::time::Instant::now();
     let journal_path = lib.evidence_root().join("evidence-journal.json");
     let mut journal = Journal::load(&journal_path)?;
@@ -245,12 +251,21 @@ fn kind_name(k: DocKind) -> &'static str {
 /// citing-sentence index.
 fn source_name(file: &Path, tag: &str) -> String {
     let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()).to_string_lossy().into_owned();
-    if tag.is_empty() { path } else { format!("{path}#{tag}") }
+    if tag.is_empty() {
+        path
+    } else {
+        format!("{path}#{tag}")
+    }
 }
 
 /// Adds the sentences of several sources to the evidence database and the
 /// citing-sentence index, replacing what those sources gave before.
-fn commit_sentences(lib: &Library, sources: &[(String, &str, Vec<CitingSentence>)], years: &YearCache, summary: &mut EvidenceImportSummary) -> Result<()> {
+fn commit_sentences(
+    lib: &Library,
+    sources: &[(String, &str, Vec<CitingSentence>)],
+    years: &YearCache,
+    summary: &mut EvidenceImportSummary,
+) -> Result<()> {
     let mut builder = EvidenceBuilder::default();
     let mut retract: HashSet<u64> = HashSet::new();
     let mut writer = lib.citances().writer()?;
@@ -356,7 +371,16 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
 }
 
 #[allow(clippy::too_many_arguments)]
-fn latex_document(files: &Files, main: &str, path: &Path, tag: &str, bytes: &[u8], journal: &Journal, force: bool, linker: &Linker) -> Vec<Outcome> {
+fn latex_document(
+    files: &Files,
+    main: &str,
+    path: &Path,
+    tag: &str,
+    bytes: &[u8],
+    journal: &Journal,
+    force: bool,
+    linker: &Linker,
+) -> Vec<Outcome> {
     let shown = if tag.is_empty() { path.display().to_string() } else { format!("{}:{tag}", path.display()) };
     match read_latex(files, main, Path::new(&shown)) {
         Ok((mut doc, problems)) => {

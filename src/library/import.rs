@@ -159,9 +159,7 @@ fn parse_file(path: &Path, format: Format, journal: &Journal, force: bool) -> Re
         return Ok(None);
     }
     let decoded = decode_text(&bytes);
-    let note = decoded.non_utf8_line.map(|line| {
-        format!("{}:{line}: not valid UTF-8; read as Windows-1252", path.display())
-    });
+    let note = decoded.non_utf8_line.map(|line| format!("{}:{line}: not valid UTF-8; read as Windows-1252", path.display()));
     let mut papers = Vec::new();
     let mut skipped = Vec::new();
     let skip = |line, reason| Skip { file: path.to_path_buf(), line, reason };

@@ -32,8 +32,9 @@ pub struct Journal {
 impl Journal {
     pub fn load(path: &Path) -> Result<Journal> {
         let mut j = match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| Error::Parse { path: path.into(), line: e.line(), reason: e.to_string() })?,
+            Ok(text) => {
+                serde_json::from_str(&text).map_err(|e| Error::Parse { path: path.into(), line: e.line(), reason: e.to_string() })?
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Journal::default(),
             Err(e) => return Err(Error::io(path, e)),
         };
@@ -68,5 +69,9 @@ impl Journal {
 
 fn key(file: &Path, tag: &str) -> String {
     let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf()).to_string_lossy().into_owned();
-    if tag.is_empty() { path } else { format!("{path}#{tag}") }
+    if tag.is_empty() {
+        path
+    } else {
+        format!("{path}#{tag}")
+    }
 }

@@ -91,8 +91,8 @@ impl Library {
                 Error::io(&meta_path, e)
             }
         })?;
-        let meta: Meta = serde_json::from_str(&text)
-            .map_err(|e| Error::Parse { path: meta_path.clone(), line: e.line(), reason: e.to_string() })?;
+        let meta: Meta =
+            serde_json::from_str(&text).map_err(|e| Error::Parse { path: meta_path.clone(), line: e.line(), reason: e.to_string() })?;
         if meta.format != FORMAT {
             return Err(Self::stale(
                 dir,

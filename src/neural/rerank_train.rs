@@ -18,8 +18,8 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use super::tokenizer::batch;
 use super::cross_encoder::{logits, scores, split_base, PairEncoder, QueryTokens, RerankerConfig};
+use super::tokenizer::batch;
 use super::tokenizer::Encoded;
 use super::train::RunFiles;
 use crate::corpus::Paper;
@@ -171,9 +171,7 @@ pub fn train_reranker(
     };
     state.options = Some(opts.clone());
     write_atomic(&files.config(), config.to_string().as_bytes())?;
-    let mut optim = AdamConfig::new()
-        .with_grad_clipping(Some(burn::optim::grad_clipping::GradientClippingConfig::Norm(1.0)))
-        .init();
+    let mut optim = AdamConfig::new().with_grad_clipping(Some(burn::optim::grad_clipping::GradientClippingConfig::Norm(1.0))).init();
 
     // The validation pairs are the same at every checkpoint: encoded once.
     let mut val_pairs: Vec<Vec<Encoded>> = Vec::with_capacity(val.len());

@@ -50,7 +50,17 @@ impl Reranker {
         let (bottom, top) = split_base(&config, &base, device)?;
         let top = top.load_bytes(weights, &source)?;
         let pairs = PairEncoder::new(&base.join("tokenizer.json"), config.max_len, config.max_candidate_tokens)?;
-        Ok(Reranker { bottom, top, pairs, device: device.clone(), config, source, backend: String::new(), on_gpu: false, seen: Mutex::new(HashMap::new()) })
+        Ok(Reranker {
+            bottom,
+            top,
+            pairs,
+            device: device.clone(),
+            config,
+            source,
+            backend: String::new(),
+            on_gpu: false,
+            seen: Mutex::new(HashMap::new()),
+        })
     }
 
     /// A reranker written by `citewise train reranker` in `dir`.
@@ -72,7 +82,9 @@ impl Reranker {
                 let config = RerankerConfig::from_json(config, Path::new("assets/reranker/reranker.json"))?;
                 Self::from_parts(config, weights.to_vec(), "shipped (assets/reranker)".into(), device)
             }
-            None => Err(Error::Library(format!("no fine-tuned reranker: train one with `citewise train reranker --out {}`", dir.display()))),
+            None => {
+                Err(Error::Library(format!("no fine-tuned reranker: train one with `citewise train reranker --out {}`", dir.display())))
+            }
         }
     }
 

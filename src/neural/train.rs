@@ -32,12 +32,12 @@ use serde::{Deserialize, Serialize};
 use super::hatten::{DocText, Hatten, HattenConfig};
 use super::words::{self, WordVectors};
 use crate::corpus::benchmark::{load_contexts, CitationContext};
+use crate::corpus::citation_markup::strip_citations;
 use crate::corpus::jsonl::parse_line;
 use crate::corpus::source::read_bytes;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::index::vectors::top_k;
-use crate::corpus::citation_markup::strip_citations;
 use crate::util::write_atomic;
 
 /// Papers embedded per inference batch.
@@ -287,7 +287,14 @@ fn examples(contexts: &[CitationContext], index: &HashMap<&str, usize>) -> Vec<E
 }
 
 /// Encodes texts in batches with a model, on its device, without gradients.
-pub fn embed(model: &Hatten, config: &HattenConfig, words: &WordVectors, texts: &[DocText], device: &Device, on_batch: &dyn Fn(u64)) -> Vec<f32> {
+pub fn embed(
+    model: &Hatten,
+    config: &HattenConfig,
+    words: &WordVectors,
+    texts: &[DocText],
+    device: &Device,
+    on_batch: &dyn Fn(u64),
+) -> Vec<f32> {
     let mut out = Vec::with_capacity(texts.len() * config.d_model);
     for chunk in texts.chunks(EMBED_BATCH) {
         let v = model.encode(config, words, chunk, device);
@@ -319,7 +326,10 @@ pub fn train(
     let mut train_ex = examples(&load_contexts(&contexts_path, Some("train"))?, &index);
     let mut val_ex = examples(&load_contexts(&contexts_path, Some("val"))?, &index);
     if train_ex.is_empty() || val_ex.is_empty() {
-        return Err(Error::Library(format!("{}: the train and val splits need contexts whose cited papers are in the pool", bench.display())));
+        return Err(Error::Library(format!(
+            "{}: the train and val splits need contexts whose cited papers are in the pool",
+            bench.display()
+        )));
     }
     train_ex.shuffle(&mut rng);
     val_ex.shuffle(&mut rng);
@@ -358,9 +368,7 @@ pub fn train(
     };
     state.options = Some(opts.clone());
     write_atomic(&files.config(), config.to_string().as_bytes())?;
-    let mut optim = AdamConfig::new()
-        .with_grad_clipping(Some(burn::optim::grad_clipping::GradientClippingConfig::Norm(1.0)))
-        .init();
+    let mut optim = AdamConfig::new().with_grad_clipping(Some(burn::optim::grad_clipping::GradientClippingConfig::Norm(1.0))).init();
     let mut word_sets: HashMap<usize, HashSet<String>> = HashMap::new();
     let train_texts: Vec<DocText> = train_ex.iter().map(|e| e.text.clone()).collect();
     let val_texts: Vec<DocText> = val_ex.iter().map(|e| e.text.clone()).collect();
@@ -434,7 +442,11 @@ pub fn train(
                 .iter()
                 .map(|&qi| {
                     let t = &train_ex[qi].text;
-                    if !t.context.is_empty() && rng.random::<f32>() < opts.global_dropout { t.local_only() } else { t.clone() }
+                    if !t.context.is_empty() && rng.random::<f32>() < opts.global_dropout {
+                        t.local_only()
+                    } else {
+                        t.clone()
+                    }
                 })
                 .collect();
             // Which batch papers may serve as negatives of which query.
@@ -487,7 +499,8 @@ pub fn train(
             for (qi, e) in val_ex.iter().enumerate() {
                 let hits = top_k(&pool_vecs, d, &vv[qi * d..(qi + 1) * d], 100, 2);
                 let ranked: Vec<usize> = hits.into_iter().map(|(r, _)| pool[r]).collect();
-                let found = |k: usize| e.cited.iter().filter(|c| ranked[..k.min(ranked.len())].contains(c)).count() as f64 / e.cited.len() as f64;
+                let found =
+                    |k: usize| e.cited.iter().filter(|c| ranked[..k.min(ranked.len())].contains(c)).count() as f64 / e.cited.len() as f64;
                 r10 += found(10);
                 r100 += found(100);
             }

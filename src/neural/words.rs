@@ -139,7 +139,8 @@ impl WordVectors {
             }
         }
         standardize(&mut table, dim);
-        let mut tokenizer = tokenizers::Tokenizer::from_file(&tokenizer_path).map_err(|e| Error::Library(format!("{}: {e}", tokenizer_path.display())))?;
+        let mut tokenizer =
+            tokenizers::Tokenizer::from_file(&tokenizer_path).map_err(|e| Error::Library(format!("{}: {e}", tokenizer_path.display())))?;
         tokenizer.with_padding(None);
         tokenizer.with_truncation(None).map_err(|e| Error::Library(format!("{}: {e}", tokenizer_path.display())))?;
         let unknown = tokenizer.token_to_id("[UNK]");

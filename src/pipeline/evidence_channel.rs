@@ -99,7 +99,11 @@ impl EvidenceChannel {
         let idf: HashMap<&str, f32> = terms.iter().map(|t| (t.as_str(), ev.idf(t))).collect();
         let total: f32 = idf.values().sum();
         let covered: f32 = ev.terms(&span.text).iter().filter_map(|t| idf.get(t.as_str())).sum();
-        if total > 0.0 { covered / total } else { 0.0 }
+        if total > 0.0 {
+            covered / total
+        } else {
+            0.0
+        }
     }
 
     /// Share of the query's distinct terms that occur in the evidence
@@ -276,11 +280,7 @@ impl Channel for EvidenceChannel {
             }
         }
         let confidence = self.confidence(&local, &terms, &spans)?;
-        let ranked = papers
-            .into_iter()
-            .take(k)
-            .map(|p| (p.id, p.score))
-            .collect();
+        let ranked = papers.into_iter().take(k).map(|p| (p.id, p.score)).collect();
         Ok(ChannelOutput { ranked, confidence, evidence })
     }
 }

@@ -36,7 +36,10 @@ mod tests {
         let mut a = analyzer::english();
         let text = "We present a tagger. It uses trigram statistics of tags. Parsing is not covered. Smoothing of trigram counts matters.";
         let terms: Vec<String> = ["trigram", "smooth", "count"].iter().map(|s| s.to_string()).collect();
-        assert_eq!(best_sentences(&mut a, text, &terms, 2), ["It uses trigram statistics of tags.", "Smoothing of trigram counts matters."]);
+        assert_eq!(
+            best_sentences(&mut a, text, &terms, 2),
+            ["It uses trigram statistics of tags.", "Smoothing of trigram counts matters."]
+        );
         assert_eq!(best_sentences(&mut a, text, &[], 1), ["We present a tagger."]);
         assert!(best_sentences(&mut a, "", &terms, 2).is_empty());
     }

@@ -135,8 +135,7 @@ impl Recommendations {
             self.notices.push(NO_MATCH.to_string());
         } else {
             let words_ran = self.timings.iter().any(|(stage, _)| WORD_CHANNELS.contains(&stage.as_str()));
-            let words_found =
-                self.candidates.iter().any(|c| c.channels.iter().any(|ch| WORD_CHANNELS.contains(&ch.channel)));
+            let words_found = self.candidates.iter().any(|c| c.channels.iter().any(|ch| WORD_CHANNELS.contains(&ch.channel)));
             if words_ran && !words_found {
                 self.notices.push(MEANING_ONLY.to_string());
             }
@@ -222,7 +221,17 @@ fn default_rerank_weight() -> f32 {
 
 impl Default for Fusion {
     fn default() -> Fusion {
-        Fusion { rrf_k: 5.0, evidence_weight: 2.0, min_confidence: 0.0, bm25_gap_weight: 0.0, hatten_weight: 0.5, citation_weight: 0.75, rerank_weight: 0.5, semantic_weight: 0.25, cited_for_weight: 0.5 }
+        Fusion {
+            rrf_k: 5.0,
+            evidence_weight: 2.0,
+            min_confidence: 0.0,
+            bm25_gap_weight: 0.0,
+            hatten_weight: 0.5,
+            citation_weight: 0.75,
+            rerank_weight: 0.5,
+            semantic_weight: 0.25,
+            cited_for_weight: 0.5,
+        }
     }
 }
 
@@ -305,7 +314,17 @@ impl Recommender {
         let similarity = reranker.as_ref().and_then(|_| PaperSimilarity::shared().ok());
         let cited_for = reranker.as_ref().and_then(|_| CitedFor::shared().ok());
         let rerank_depth = default_rerank_depth(reranker.as_deref());
-        Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, cited_for, citation_vectors, rerank_depth }
+        Recommender {
+            library,
+            channels,
+            prefetch: DEFAULT_PREFETCH,
+            fusion: Fusion::default(),
+            reranker,
+            similarity,
+            cited_for,
+            citation_vectors,
+            rerank_depth,
+        }
     }
 
     /// A recommender restricted to the named stages (`--stages`): channels,
@@ -321,7 +340,17 @@ impl Recommender {
         let similarity = if reranker.is_some() { Some(PaperSimilarity::shared()?) } else { None };
         let cited_for = if reranker.is_some() { Some(CitedFor::shared()?) } else { None };
         let rerank_depth = default_rerank_depth(reranker.as_deref());
-        Ok(Recommender { library, channels, prefetch: DEFAULT_PREFETCH, fusion: Fusion::default(), reranker, similarity, cited_for, citation_vectors, rerank_depth })
+        Ok(Recommender {
+            library,
+            channels,
+            prefetch: DEFAULT_PREFETCH,
+            fusion: Fusion::default(),
+            reranker,
+            similarity,
+            cited_for,
+            citation_vectors,
+            rerank_depth,
+        })
     }
 
     /// Uses `reranker` for the rerank stage (none: no rerank stage).
@@ -453,7 +482,16 @@ impl Recommender {
                 self.rerank(reranker, &query, evidence_confidence, &mut candidates)?;
                 candidates.truncate(query.k);
                 stage_timings.push((RERANK.into(), t.elapsed()));
-                on_stage(Recommendations { stage: RERANK.to_string(), complete: true, candidates, timings: stage_timings, notices: notices.clone() }.noting_no_results());
+                on_stage(
+                    Recommendations {
+                        stage: RERANK.to_string(),
+                        complete: true,
+                        candidates,
+                        timings: stage_timings,
+                        notices: notices.clone(),
+                    }
+                    .noting_no_results(),
+                );
             }
         }
         Ok(())
@@ -597,7 +635,8 @@ impl Recommender {
                 c.evidence = found.clone();
                 continue;
             }
-            c.evidence = ev.spans_citing(&c.id, &terms, SNIPPETS_PER_PAPER, &query.citing_keys())?.iter().map(|r| snippet(r, &c.id)).collect();
+            c.evidence =
+                ev.spans_citing(&c.id, &terms, SNIPPETS_PER_PAPER, &query.citing_keys())?.iter().map(|r| snippet(r, &c.id)).collect();
         }
         Ok(())
     }
@@ -649,7 +688,18 @@ pub fn fuse(outputs: &[(&'static str, ChannelOutput)], fusion: &Fusion) -> Vec<C
         let weight = fusion.weight(name, output.confidence);
         for (i, (id, score)) in output.ranked.iter().enumerate() {
             let idx = *by_id.entry(id.as_str()).or_insert_with(|| {
-                out.push(Candidate { id: id.clone(), score: 0.0, channels: Vec::new(), paper: None, evidence: Vec::new(), own_words: Vec::new(), fused_rank: 0, rerank: None, semantic: None, cited_for: None });
+                out.push(Candidate {
+                    id: id.clone(),
+                    score: 0.0,
+                    channels: Vec::new(),
+                    paper: None,
+                    evidence: Vec::new(),
+                    own_words: Vec::new(),
+                    fused_rank: 0,
+                    rerank: None,
+                    semantic: None,
+                    cited_for: None,
+                });
                 out.len() - 1
             });
             let c = &mut out[idx];
@@ -731,7 +781,17 @@ mod tests {
 
     #[test]
     fn weak_evidence_is_ignored_and_strong_evidence_leads() {
-        let f = Fusion { rrf_k: 60.0, evidence_weight: 2.0, min_confidence: 0.3, bm25_gap_weight: 0.0, hatten_weight: 1.0, citation_weight: 1.0, rerank_weight: 2.0, semantic_weight: 0.0, cited_for_weight: 0.0 };
+        let f = Fusion {
+            rrf_k: 60.0,
+            evidence_weight: 2.0,
+            min_confidence: 0.3,
+            bm25_gap_weight: 0.0,
+            hatten_weight: 1.0,
+            citation_weight: 1.0,
+            rerank_weight: 2.0,
+            semantic_weight: 0.0,
+            cited_for_weight: 0.0,
+        };
         let bm25 = list(&["a", "b", "c"]);
         let weak = fuse(&[("bm25", bm25.clone()), ("evidence", with_confidence(list(&["z", "c"]), 0.2))], &f);
         assert_eq!(weak.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "z"]);

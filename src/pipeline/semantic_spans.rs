@@ -174,7 +174,8 @@ impl SemanticSpans {
             cache.clear();
         }
         let mut out = Vec::with_capacity(texts.len());
-        let fresh: HashMap<&str, Arc<[f32]>> = missing.iter().enumerate().map(|(i, t)| (*t, Arc::from(&fresh[i * d..(i + 1) * d]))).collect();
+        let fresh: HashMap<&str, Arc<[f32]>> =
+            missing.iter().enumerate().map(|(i, t)| (*t, Arc::from(&fresh[i * d..(i + 1) * d]))).collect();
         for t in texts {
             let v = match fresh.get(t) {
                 Some(v) => v.clone(),

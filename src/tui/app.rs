@@ -29,9 +29,15 @@ pub enum Overlay {
     None,
     Help,
     /// A message box (export confirmation, errors); any key closes it.
-    Message { title: String, lines: Vec<String> },
+    Message {
+        title: String,
+        lines: Vec<String>,
+    },
     /// An autosave newer than the file was found.
-    Restore { text: String, when: String },
+    Restore {
+        text: String,
+        when: String,
+    },
     /// Typing the results filter.
     Filter,
 }
@@ -47,7 +53,10 @@ pub enum Effect {
     CopyKeys(Vec<Paper>),
     Open(String),
     /// Opens a citing document (at a page, where the viewer takes one).
-    OpenFile { path: String, page: Option<u32> },
+    OpenFile {
+        path: String,
+        page: Option<u32>,
+    },
     Quit,
 }
 
@@ -191,8 +200,7 @@ impl App {
 
     fn marked_papers(&self) -> Vec<Paper> {
         let Some(r) = &self.results else { return Vec::new() };
-        let mut papers: Vec<Paper> =
-            r.candidates.iter().filter(|c| self.marked.contains(&c.id)).filter_map(|c| c.paper.clone()).collect();
+        let mut papers: Vec<Paper> = r.candidates.iter().filter(|c| self.marked.contains(&c.id)).filter_map(|c| c.paper.clone()).collect();
         if papers.is_empty() {
             papers.extend(self.current().and_then(|c| c.paper.clone()));
         }
@@ -256,12 +264,8 @@ impl App {
         match result {
             Ok(report) => {
                 let keys = report.keys();
-                let mut lines = vec![format!(
-                    "{} added, {} already there, in {}",
-                    report.added(),
-                    keys.len() - report.added(),
-                    report.file.display()
-                )];
+                let mut lines =
+                    vec![format!("{} added, {} already there, in {}", report.added(), keys.len() - report.added(), report.file.display())];
                 lines.extend(report.entries.iter().map(|e| match e {
                     crate::export::Exported::Added(k) => format!("  + {k}"),
                     crate::export::Exported::Present(k) => format!("  = {k} (already there)"),
@@ -492,8 +496,27 @@ mod tests {
     }
 
     fn candidate(id: &str, key: &str, author: &str, year: i32, title: &str, doi: &str) -> Candidate {
-        let paper = Paper { id: id.into(), key: key.into(), authors: vec![author.into()], year: Some(year), title: title.into(), doi: doi.into(), ..Default::default() };
-        Candidate { id: id.into(), score: 1.0, channels: Vec::new(), paper: Some(paper), evidence: Vec::new(), own_words: Vec::new(), fused_rank: 1, rerank: None, semantic: None, cited_for: None }
+        let paper = Paper {
+            id: id.into(),
+            key: key.into(),
+            authors: vec![author.into()],
+            year: Some(year),
+            title: title.into(),
+            doi: doi.into(),
+            ..Default::default()
+        };
+        Candidate {
+            id: id.into(),
+            score: 1.0,
+            channels: Vec::new(),
+            paper: Some(paper),
+            evidence: Vec::new(),
+            own_words: Vec::new(),
+            fused_rank: 1,
+            rerank: None,
+            semantic: None,
+            cited_for: None,
+        }
     }
 
     fn results(c: Vec<Candidate>) -> Recommendations {
@@ -526,7 +549,11 @@ mod tests {
         app.pending = Some(2);
         app.on_results(1, results(vec![candidate("old", "k", "A B", 2000, "Old", "")]), Vec::new());
         assert!(app.results.is_none(), "request 1 was superseded by 2");
-        app.on_results(2, results(vec![candidate("a", "k", "A B", 2000, "Query Completion", ""), candidate("b", "k2", "C D", 2001, "Parsing", "")]), Vec::new());
+        app.on_results(
+            2,
+            results(vec![candidate("a", "k", "A B", 2000, "Query Completion", ""), candidate("b", "k2", "C D", 2001, "Parsing", "")]),
+            Vec::new(),
+        );
         assert_eq!(app.visible().len(), 2);
         app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
         app.on_key(KeyEvent::new(KeyCode::Char('/'), KeyModifiers::NONE));

@@ -19,7 +19,8 @@ pub struct Autosave {
 
 /// Where the autosave of `draft` lives.
 pub fn path_for(dir: &Path, draft: Option<&Path>) -> PathBuf {
-    let key = draft.map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()).to_string_lossy().into_owned()).unwrap_or_default();
+    let key =
+        draft.map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()).to_string_lossy().into_owned()).unwrap_or_default();
     dir.join(format!("{:016x}.json", fnv1a64(key.as_bytes())))
 }
 

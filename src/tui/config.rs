@@ -79,7 +79,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("config.toml");
         assert_eq!(Config::load(&p).unwrap(), Config::default());
-        std::fs::write(&p, "theme = \"light\"\ncontext = \"paragraph\"\nkey_style = \"authorYear\"\n[keys]\nsave = [\"ctrl-w\"]\n").unwrap();
+        std::fs::write(&p, "theme = \"light\"\ncontext = \"paragraph\"\nkey_style = \"authorYear\"\n[keys]\nsave = [\"ctrl-w\"]\n")
+            .unwrap();
         let c = Config::load(&p).unwrap();
         assert_eq!((c.theme.as_str(), c.context, c.key_style), ("light", ContextMode::Paragraph, KeyStyle::AuthorYear));
         assert_eq!(c.keys["save"], ["ctrl-w"]);

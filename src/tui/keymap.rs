@@ -278,7 +278,11 @@ impl Keymap {
             find(Scope::Global).or_else(|| {
                 // F-keys and Ctrl chords reach list actions from the editor too (F1 help).
                 let chord = key.ctrl || matches!(key.code, KeyCodeOrd::F(_));
-                if chord { find(Scope::Lists) } else { None }
+                if chord {
+                    find(Scope::Lists)
+                } else {
+                    None
+                }
             })
         }
     }

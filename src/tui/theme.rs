@@ -62,9 +62,10 @@ impl Theme {
                 return Self::parse(&text, &path.display().to_string());
             }
         }
-        let (_, text) = BUILT_IN.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-            Error::Library(format!("unknown theme `{name}`; built in: {}", Self::built_in_names().join(", ")))
-        })?;
+        let (_, text) = BUILT_IN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| Error::Library(format!("unknown theme `{name}`; built in: {}", Self::built_in_names().join(", "))))?;
         Self::parse(text, name)
     }
 

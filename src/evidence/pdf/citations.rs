@@ -12,8 +12,7 @@ use regex::Regex;
 use super::references::{fold, ListStyle, YEAR};
 use crate::evidence::document::{Citation, Reference};
 
-static NUMERIC: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\[\s*\d{1,3}(?:\s*[-–—,;]\s*\d{1,3})*\s*\]").unwrap());
+static NUMERIC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[\s*\d{1,3}(?:\s*[-–—,;]\s*\d{1,3})*\s*\]").unwrap());
 static BRACKET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([^\[\]]{1,60})\]").unwrap());
 static PAREN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\(([^()]{0,400}?\b(?:1[89]\d\d|20\d\d)[a-z]?\b[^()]{0,200}?)\)|\[([^\[\]]{0,400}?\b(?:1[89]\d\d|20\d\d)[a-z]?\b[^\[\]]{0,200}?)\]").unwrap()
@@ -30,10 +29,59 @@ static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\p{Lu}[\p{L}'’\-]
 
 /// Words before a year that are not names.
 const NOT_NAMES: &[&str] = &[
-    "see", "e.g", "eg", "cf", "i.e", "also", "and", "et", "al", "for", "example", "instance", "in", "the", "by", "as", "inter",
-    "alia", "following", "but", "like", "such", "et al", "this", "our", "table", "figure", "section", "version", "proc",
-    "proceedings", "both", "among", "others", "especially", "here", "which", "work", "recently", "earlier", "later", "an",
-    "a", "is", "was", "on", "at", "of", "with", "to", "from", "we", "it",
+    "see",
+    "e.g",
+    "eg",
+    "cf",
+    "i.e",
+    "also",
+    "and",
+    "et",
+    "al",
+    "for",
+    "example",
+    "instance",
+    "in",
+    "the",
+    "by",
+    "as",
+    "inter",
+    "alia",
+    "following",
+    "but",
+    "like",
+    "such",
+    "et al",
+    "this",
+    "our",
+    "table",
+    "figure",
+    "section",
+    "version",
+    "proc",
+    "proceedings",
+    "both",
+    "among",
+    "others",
+    "especially",
+    "here",
+    "which",
+    "work",
+    "recently",
+    "earlier",
+    "later",
+    "an",
+    "a",
+    "is",
+    "was",
+    "on",
+    "at",
+    "of",
+    "with",
+    "to",
+    "from",
+    "we",
+    "it",
 ];
 
 /// Particles of family names, left out when comparing them.
@@ -82,7 +130,9 @@ impl<'a> RefIndex<'a> {
             let Some(lead) = r.surnames.first() else { continue };
             let mut score = if name_matches(lead, first) {
                 4
-            } else if r.surnames.iter().skip(1).any(|s| name_matches(s, first)) || fold(&r.raw.chars().take(40).collect::<String>()).contains(first.as_str()) && first.len() >= 4 {
+            } else if r.surnames.iter().skip(1).any(|s| name_matches(s, first))
+                || fold(&r.raw.chars().take(40).collect::<String>()).contains(first.as_str()) && first.len() >= 4
+            {
                 1
             } else {
                 continue;
@@ -154,8 +204,11 @@ impl<'a> RefIndex<'a> {
             for item in c[1].split([',', ';']) {
                 if let Some(y) = YEAR.captures(item) {
                     let inner_names = names_of(&item[..y.get(0).unwrap().start()]);
-                    let (use_names, use_etal) =
-                        if inner_names.is_empty() { (&names, etal) } else { (&inner_names, says_et_al(&item[..y.get(0).unwrap().start()])) };
+                    let (use_names, use_etal) = if inner_names.is_empty() {
+                        (&names, etal)
+                    } else {
+                        (&inner_names, says_et_al(&item[..y.get(0).unwrap().start()]))
+                    };
                     let suffix = y.get(2).and_then(|s| s.as_str().chars().next());
                     if let Some(i) = y[1].parse().ok().and_then(|yr| self.author_year(use_names, use_etal, yr, suffix)) {
                         if !refs.contains(&i) {
@@ -337,7 +390,10 @@ mod tests {
         assert_eq!(found(&idx, "Sproat et al. (1996) segment words."), [("Sproat et al. (1996)".into(), vec![4])]);
         assert_eq!(found(&idx, "as in van Halteren et al. (1998)."), [("van Halteren et al. (1998)".into(), vec![5])]);
         assert_eq!(found(&idx, "Collins (1999, 2003) parses."), [("Collins (1999, 2003)".into(), vec![6, 7])]);
-        assert_eq!(found(&idx, "as Collins [1999] and [Lee, 2010a] show"), [("Collins [1999]".into(), vec![6]), ("[Lee, 2010a]".into(), vec![2])]);
+        assert_eq!(
+            found(&idx, "as Collins [1999] and [Lee, 2010a] show"),
+            [("Collins [1999]".into(), vec![6]), ("[Lee, 2010a]".into(), vec![2])]
+        );
         assert_eq!(found(&idx, "(e.g., Sproat et al., 1996)"), [("(e.g., Sproat et al., 1996)".into(), vec![4])]);
         assert_eq!(found(&idx, "as noted in Nivre (2008)")[0].1, [9], "one name: the single-author paper");
         assert_eq!(found(&idx, "(Nivre et al., 2008)")[0].1, [8]);

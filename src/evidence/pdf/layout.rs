@@ -89,7 +89,9 @@ fn gutter(page: &Page, body: f32) -> Option<f32> {
     for x in lo..=hi {
         let xf = x as f32;
         let crossing = words.iter().filter(|w| w.x0 < xf - 0.5 && w.x1 > xf + 0.5).count();
-        if best.is_none_or(|(c, bx)| crossing < c || crossing == c && (x - page.width as i32 / 2).abs() < (bx - page.width as i32 / 2).abs()) {
+        if best
+            .is_none_or(|(c, bx)| crossing < c || crossing == c && (x - page.width as i32 / 2).abs() < (bx - page.width as i32 / 2).abs())
+        {
             best = Some((crossing, x));
         }
     }
@@ -182,7 +184,10 @@ fn make_line(seg: &[&Word], gutter: Option<f32>, page: u32, body: f32) -> Line {
     for w in seg {
         let t = clean_glyphs(w.text.trim());
         // A superscript: smaller, raised, digits (a numeric citation).
-        let sup = w.size < size * 0.8 && w.bottom < base - size * 0.2 && !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || ",–-".contains(c));
+        let sup = w.size < size * 0.8
+            && w.bottom < base - size * 0.2
+            && !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_digit() || ",–-".contains(c));
         if let Some(p) = prev {
             if sup || w.x0 - p.x1 > p.size.min(w.size) * 0.12 {
                 text.push(' ');
@@ -304,7 +309,10 @@ fn stream_lines(page: &Page, gutter: Option<f32>, page_no: u32, body: f32) -> Ve
 /// A raised or lowered smaller word next to another (a superscript).
 fn is_script(a: &Word, b: &Word) -> bool {
     let (small, big) = if a.size < b.size { (a, b) } else { (b, a) };
-    small.size < big.size * 0.85 && small.bottom < big.bottom + 1.0 && small.top > big.top - big.size * 0.6 && (small.bottom - big.bottom).abs() < big.size
+    small.size < big.size * 0.85
+        && small.bottom < big.bottom + 1.0
+        && small.top > big.top - big.size * 0.6
+        && (small.bottom - big.bottom).abs() < big.size
 }
 
 /// Whether the content stream draws the page in reading order: lines
@@ -445,7 +453,8 @@ pub fn join_words(text: &mut String, next: &str, vocabulary: &HashSet<String>) {
         return;
     }
     if text.ends_with('-') && !text.ends_with("--") {
-        let head: String = text[..text.len() - 1].chars().rev().take_while(|c| c.is_alphanumeric()).collect::<Vec<_>>().into_iter().rev().collect();
+        let head: String =
+            text[..text.len() - 1].chars().rev().take_while(|c| c.is_alphanumeric()).collect::<Vec<_>>().into_iter().rev().collect();
         let tail: String = next.chars().take_while(|c| c.is_alphanumeric()).collect();
         if !head.is_empty() && tail.starts_with(|c: char| c.is_lowercase()) {
             let joined = format!("{head}{tail}").to_lowercase();
@@ -550,6 +559,9 @@ mod tests {
             line("continues in the next column.", 100.0, 1),
         ];
         let ps = paragraphs(&ls);
-        assert_eq!(ps.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), ["First paragraph goes on here.", "Second one starts and continues in the next column."]);
+        assert_eq!(
+            ps.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(),
+            ["First paragraph goes on here.", "Second one starts and continues in the next column."]
+        );
     }
 }

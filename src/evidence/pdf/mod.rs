@@ -47,7 +47,8 @@ pub fn pages(bytes: Vec<u8>) -> Result<Vec<Page>, Unreadable> {
     // panic over the progress bar).
     quiet_panics();
     QUIET.with(|q| q.set(true));
-    let out = std::panic::catch_unwind(move || read_pages(bytes)).unwrap_or_else(|_| Err(Unreadable::Broken("the PDF parser failed on it".into())));
+    let out = std::panic::catch_unwind(move || read_pages(bytes))
+        .unwrap_or_else(|_| Err(Unreadable::Broken("the PDF parser failed on it".into())));
     QUIET.with(|q| q.set(false));
     out
 }
@@ -121,7 +122,14 @@ impl pdf_extract::OutputDev for Collect {
         Ok(())
     }
 
-    fn output_character(&mut self, trm: &pdf_extract::Transform, width: f64, _: f64, font_size: f64, ch: &str) -> Result<(), pdf_extract::OutputError> {
+    fn output_character(
+        &mut self,
+        trm: &pdf_extract::Transform,
+        width: f64,
+        _: f64,
+        font_size: f64,
+        ch: &str,
+    ) -> Result<(), pdf_extract::OutputError> {
         // The font size as drawn: the side of the square with the area of
         // the transformed (size, size) vector.
         let (vx, vy) = (font_size * (trm.m11 + trm.m21), font_size * (trm.m12 + trm.m22));

@@ -62,7 +62,10 @@ pub fn split_entries(lines: &[Line]) -> (ListStyle, Vec<Reference>) {
     }
     let bracketed = lines.iter().filter(|l| BRACKET_LABEL.is_match(&l.text)).count();
     if bracketed >= 3 && (BRACKET_LABEL.is_match(&lines[0].text) || bracketed * 5 >= lines.len()) {
-        return (ListStyle::Bracketed, split_labelled(&lines, |l| BRACKET_LABEL.captures(l).map(|c| (c[1].trim().to_string(), c[0].len()))));
+        return (
+            ListStyle::Bracketed,
+            split_labelled(&lines, |l| BRACKET_LABEL.captures(l).map(|c| (c[1].trim().to_string(), c[0].len()))),
+        );
     }
     if let Some(entries) = split_numbered(&lines) {
         return (ListStyle::Numbered, entries);
@@ -134,7 +137,11 @@ fn split_author_year(lines: &[&Line]) -> Vec<Reference> {
         // column the layout did not tell apart still starts far away).
         let mut j = i;
         let mut run_left = lines[i].x0;
-        while j < lines.len() && lines[j].page == lines[i].page && lines[j].column == lines[i].column && (lines[j].x0 - run_left).abs() < 60.0 {
+        while j < lines.len()
+            && lines[j].page == lines[i].page
+            && lines[j].column == lines[i].column
+            && (lines[j].x0 - run_left).abs() < 60.0
+        {
             run_left = run_left.min(lines[j].x0);
             j += 1;
         }
@@ -261,7 +268,11 @@ pub fn surnames(authors: &str) -> Vec<String> {
     let mut k = 0;
     while k < pieces.len() {
         let ws = words(&pieces[k]);
-        let is_initials = |p: &str| p.split_whitespace().all(|w| w.trim_end_matches('.').chars().count() <= 2 || w.chars().all(|c| c.is_uppercase() || c == '.' || c == '-') && w.len() <= 3);
+        let is_initials = |p: &str| {
+            p.split_whitespace().all(|w| {
+                w.trim_end_matches('.').chars().count() <= 2 || w.chars().all(|c| c.is_uppercase() || c == '.' || c == '-') && w.len() <= 3
+            })
+        };
         if ws.is_empty() {
             k += 1;
             continue;

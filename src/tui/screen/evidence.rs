@@ -43,7 +43,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         if c.own_words.is_empty() {
             lines.push(Line::styled("No citing sentence in the evidence database, and no abstract.", Style::new().fg(t.muted)));
         } else {
-            lines.push(Line::styled("From the paper's own abstract (no citing sentence in the evidence database):", Style::new().fg(t.muted)));
+            lines.push(Line::styled(
+                "From the paper's own abstract (no citing sentence in the evidence database):",
+                Style::new().fg(t.muted),
+            ));
             let base = Style::new().fg(t.text);
             for sentence in &c.own_words {
                 let mut spans = vec![Span::styled("“", base)];
@@ -60,10 +63,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         spans.extend(highlighted(&e.text, &terms, base, base.fg(t.highlight).add_modifier(Modifier::BOLD)));
         lines.push(Line::from(spans));
         let year = e.citing_year.map_or("n.d.".to_string(), |y| y.to_string());
-        lines.push(Line::styled(
-            format!("  — {} ({year}) · support {}", e.citing_title, e.support),
-            Style::new().fg(t.muted),
-        ));
+        lines.push(Line::styled(format!("  — {} ({year}) · support {}", e.citing_title, e.support), Style::new().fg(t.muted)));
         if selected && e.sentence != e.text {
             lines.push(Line::styled(format!("  “{}”", e.sentence), Style::new().fg(t.muted).add_modifier(Modifier::ITALIC)));
         }

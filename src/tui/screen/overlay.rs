@@ -25,12 +25,17 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App) {
         })
         .collect();
     lines.push(Line::raw(""));
-    lines.push(Line::styled("Typing goes to the editor; list keys work in Results and Evidence. Any key closes.", Style::new().fg(app.settings.theme.muted)));
+    lines.push(Line::styled(
+        "Typing goes to the editor; list keys work in Results and Evidence. Any key closes.",
+        Style::new().fg(app.settings.theme.muted),
+    ));
     let width = (key_w + 60) as u16;
     let r = centered(area, width, lines.len() as u16 + 2);
     frame.render_widget(Clear, r);
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(Block::bordered().title(" Keys ").border_style(Style::new().fg(app.settings.theme.focus))),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(" Keys ").border_style(Style::new().fg(app.settings.theme.focus))),
         r,
     );
 }

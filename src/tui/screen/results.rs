@@ -49,10 +49,20 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 None => (c.id.clone(), String::new()),
             };
             // Which stage ranked the paper where (see `badge`).
-            let channels: String =
-                c.channels.iter().chain(c.rerank.as_ref()).chain(c.semantic.as_ref()).chain(c.cited_for.as_ref()).map(|ch| format!("{}{} ", badge(ch.channel), ch.rank)).collect();
+            let channels: String = c
+                .channels
+                .iter()
+                .chain(c.rerank.as_ref())
+                .chain(c.semantic.as_ref())
+                .chain(c.cited_for.as_ref())
+                .map(|ch| format!("{}{} ", badge(ch.channel), ch.rank))
+                .collect();
             let label = format!("  {:.2} {}", c.score, channels.trim_end());
-            let title_style = if marked { Style::new().fg(app.settings.theme.marked).add_modifier(Modifier::BOLD) } else { Style::new().add_modifier(Modifier::BOLD) };
+            let title_style = if marked {
+                Style::new().fg(app.settings.theme.marked).add_modifier(Modifier::BOLD)
+            } else {
+                Style::new().add_modifier(Modifier::BOLD)
+            };
             ListItem::new(vec![
                 Line::from(vec![
                     Span::styled(format!("{mark}{:>2}. ", i + 1), Style::new().fg(app.settings.theme.accent)),
@@ -62,15 +72,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                     Span::raw("     "),
                     // The byline yields to the score and ranks (the row holds
                     // width + 2 characters; 5 are the indent).
-                    Span::styled(truncate(&byline, (width + 2).saturating_sub(5 + label.chars().count())), Style::new().fg(app.settings.theme.muted)),
+                    Span::styled(
+                        truncate(&byline, (width + 2).saturating_sub(5 + label.chars().count())),
+                        Style::new().fg(app.settings.theme.muted),
+                    ),
                     Span::styled(label, Style::new().fg(app.settings.theme.muted)),
                 ]),
             ])
         })
         .collect();
-    let list = List::new(items)
-        .block(block)
-        .highlight_style(Style::new().bg(app.settings.theme.selection_bg));
+    let list = List::new(items).block(block).highlight_style(Style::new().bg(app.settings.theme.selection_bg));
     let mut state = ListState::default().with_selected((!visible.is_empty()).then_some(app.selected));
     frame.render_stateful_widget(list, area, &mut state);
 }
