@@ -1,5 +1,5 @@
 //! For each line of a `rerank_features` dump, the best cosine (citation
-//! bi-encoder) between the context's local text and the evidence spans that
+//! encoder) between the context's local text and the evidence spans that
 //! cite each candidate (`CitedFor`; null when no span does), for tuning the
 //! rerank stage offline on `val`.
 //!
@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use citewise::eval::harness::{load_split, query_at};
 use citewise::library::Library;
 use citewise::pipeline::cited_for::CitedFor;
-use citewise::pipeline::semantic_spans::SemanticSpans;
+use citewise::pipeline::Models;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -21,8 +21,9 @@ fn main() -> anyhow::Result<()> {
     let contexts: HashMap<String, _> = load_split(&bench, &args[3])?.into_iter().map(|c| (c.id.clone(), c)).collect();
     let input = std::io::BufReader::new(std::fs::File::open(&args[4])?);
     let mut out = std::io::BufWriter::new(std::fs::File::create(&args[5])?);
-    SemanticSpans::shared()?.warm(&lib, &|_, _| {})?;
-    let cited_for = CitedFor::shared()?;
+    let spans = Models::installed().span_cosines()?;
+    spans.warm(&lib, &|_, _| {})?;
+    let cited_for = CitedFor::new(spans);
     for line in input.lines() {
         let row: serde_json::Value = serde_json::from_str(&line?)?;
         let id = row["id"].as_str().unwrap_or_default();

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use citewise::eval::harness::{load_split, query_of};
 use citewise::library::Library;
 use citewise::pipeline::channel::{Bm25Channel, Channel};
-use citewise::pipeline::evidence_channel::{EvidenceChannel, SpanReranker};
-use citewise::pipeline::semantic_spans::SemanticSpans;
+use citewise::pipeline::evidence_channel::EvidenceChannel;
+use citewise::pipeline::span_cosines::{SpanRanking, DEFAULT_MIN_WORDS};
+use citewise::pipeline::Models;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -21,11 +22,11 @@ fn main() -> anyhow::Result<()> {
     let split = &args[3];
     let mut out = std::io::BufWriter::new(std::fs::File::create(&args[4])?);
     let limit: usize = args.get(5).map_or(usize::MAX, |s| s.parse().unwrap());
-    let semantic = SemanticSpans::shared()?;
+    let semantic = Models::installed().span_cosines()?;
     eprintln!("warming span vectors");
     semantic.warm(&lib, &|_, _| {})?;
     let bm25 = Bm25Channel::new(lib.clone());
-    let evidence = EvidenceChannel::new(lib.clone()).with_reranker(Box::new(semantic.clone()));
+    let evidence = EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SpanRanking::new(semantic.clone(), DEFAULT_MIN_WORDS)));
     let ev = lib.evidence();
     let contexts = load_split(&bench, split)?;
     for (n, c) in contexts.iter().take(limit).enumerate() {

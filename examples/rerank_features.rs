@@ -11,10 +11,8 @@ use std::sync::Arc;
 
 use citewise::eval::harness::{load_split, query_at, sample};
 use citewise::library::Library;
-use citewise::neural::reranker::shared_reranker;
-use citewise::pipeline::paper_similarity::{PaperSimilarity, PaperText};
-use citewise::pipeline::semantic_spans::SemanticSpans;
-use citewise::pipeline::{Fusion, Recommender};
+use citewise::pipeline::paper_cosines::PaperText;
+use citewise::pipeline::{Fusion, Models, Recommender};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -25,10 +23,11 @@ fn main() -> anyhow::Result<()> {
     let n: usize = args[5].parse()?;
     let depth: usize = args[6].parse()?;
     let fusion = Fusion::default().with_overrides(args.get(7).map_or("", |s| s.as_str()))?;
-    SemanticSpans::shared()?.warm(&lib, &|_, _| {})?;
-    let similarity = PaperSimilarity::shared()?;
-    let reranker = shared_reranker()?;
-    let mut rec = Recommender::with_channels(lib.clone(), &["bm25", "evidence"])?;
+    let models = Models::installed();
+    models.span_cosines()?.warm(&lib, &|_, _| {})?;
+    let similarity = models.paper_cosines()?;
+    let reranker = models.reranker()?;
+    let mut rec = Recommender::with_stages(lib.clone(), &models, &["bm25", "evidence"])?;
     rec.set_fusion(fusion);
     let contexts = sample(load_split(&bench, split)?, n);
     for (done, c) in contexts.iter().enumerate() {

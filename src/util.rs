@@ -62,17 +62,3 @@ mod tests {
         assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
     }
 }
-
-/// The value in `slot`, loading it with `load` on first use. A failed load
-/// leaves the slot empty, so the next call tries again (e.g. after the
-/// models were fetched). For process-wide models shared by every
-/// recommender.
-pub fn load_once<T>(slot: &std::sync::Mutex<Option<std::sync::Arc<T>>>, load: impl FnOnce() -> Result<T>) -> Result<std::sync::Arc<T>> {
-    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(v) = slot.as_ref() {
-        return Ok(v.clone());
-    }
-    let v = std::sync::Arc::new(load()?);
-    *slot = Some(v.clone());
-    Ok(v)
-}

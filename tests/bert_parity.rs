@@ -21,10 +21,7 @@ fn close(got: &[f32], want: &Value, what: &str) {
 
 #[test]
 fn all_three_models_match_the_reference() {
-    let Some(shared) = common::shared() else {
-        eprintln!("../shared not found: skipping BERT parity");
-        return;
-    };
+    let Some(shared) = common::shared_or_fail("BERT parity") else { return };
     let fixtures: Value = serde_json::from_str(&std::fs::read_to_string(shared.join("fixtures/bert-reference.json")).unwrap()).unwrap();
     let dir = models_dir().unwrap();
     if !dir.join("all-minilm-l6-v2/model.safetensors").exists() {
@@ -72,7 +69,7 @@ fn mismatched_or_corrupt_weights_name_the_tensor_and_shapes() {
     let dir = models_dir().unwrap();
     let weights = dir.join("paraphrase-minilm-l3-v2/model.safetensors");
     if !weights.exists() {
-        eprintln!("models missing: skipping");
+        common::skip_unless_ci("the corrupt-weights test", "the models are not installed");
         return;
     }
     let device = Device::flex();
@@ -96,13 +93,13 @@ fn wgpu_backend_matches_the_cpu_backend() {
     let dir = models_dir().unwrap();
     let m = dir.join("paraphrase-minilm-l3-v2");
     if !m.join("model.safetensors").exists() {
-        eprintln!("models missing: skipping");
+        common::skip_unless_ci("the wgpu test", "the models are not installed");
         return;
     }
     let has_vulkan =
         ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"].iter().any(|d| std::fs::read_dir(d).is_ok_and(|mut r| r.next().is_some()));
     if !has_vulkan {
-        eprintln!("no Vulkan driver installed (mesa-vulkan-drivers): skipping the wgpu test");
+        common::skip_unless_ci("the wgpu test", "no Vulkan driver installed (mesa-vulkan-drivers)");
         return;
     }
     let config = BertConfig::from_file(&m.join("config.json")).unwrap();

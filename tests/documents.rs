@@ -430,7 +430,7 @@ fn a_query_never_sees_evidence_from_its_own_citing_paper() {
     assert_eq!(own[0].citing.id, KOEHN, "the draft is matched to its library record");
 
     let lib = std::sync::Arc::new(lib);
-    let rec = citewise::pipeline::Recommender::with_channels(lib.clone(), &["evidence"]).unwrap();
+    let rec = citewise::pipeline::Recommender::with_stages(lib.clone(), &citewise::pipeline::Models::installed(), &["evidence"]).unwrap();
     let query = citewise::pipeline::Query::new("zebra transliteration outputs scored by n-gram overlap [CIT]");
     let found = |q: &citewise::pipeline::Query| rec.recommend(q).unwrap().candidates.into_iter().map(|c| c.id).collect::<Vec<_>>();
     assert_eq!(found(&query), [PAPINENI], "another paper's query finds BLEU through the evidence");

@@ -11,7 +11,7 @@ use citewise::evidence::spans::SpanKind;
 use citewise::library::evidence_import::import_evidence;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
-use citewise::pipeline::{Query, Recommender};
+use citewise::pipeline::{Models, Query, Recommender};
 use common::fixture;
 
 const SHOKOUHI: &str = "doi:10.1145/2484028.2484076";
@@ -105,11 +105,11 @@ fn benchmark_contexts_build_evidence_with_support() {
 fn recommendations_carry_evidence_and_channels() {
     let (d, lib) = library_with_fixture();
     import_evidence(&lib, &[contexts_file(d.path())], Some("train"), false).unwrap();
-    let rec = Recommender::new(Arc::new(lib));
+    let rec = Recommender::new(Arc::new(lib), &Models::installed());
     let r = rec.recommend(&Query::new("We personalise the completions of a typed query prefix [CIT].").with_k(5)).unwrap();
     let top = &r.candidates[0];
     assert_eq!(top.id, SHOKOUHI);
-    let channels: Vec<&str> = top.channels.iter().map(|c| c.channel).collect();
+    let channels: Vec<&str> = top.channels.iter().map(|c| c.channel.name()).collect();
     assert_eq!(channels, ["bm25", "evidence"]);
     assert!(!top.evidence.is_empty());
     assert!(top.evidence[0].text.to_lowercase().contains("query") || top.evidence[0].text.contains("prefix"), "{:?}", top.evidence);
@@ -131,13 +131,14 @@ fn evidence_confidence_is_high_for_a_paraphrased_claim_and_low_off_topic() {
     use burn::tensor::Device;
     use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
     use citewise::pipeline::evidence_channel::EvidenceChannel;
-    use citewise::pipeline::semantic_spans::SemanticSpans;
+    use citewise::pipeline::span_cosines::{SpanCosines, SpanRanking, DEFAULT_MIN_WORDS};
 
     let (d, lib) = library_with_fixture();
     import_evidence(&lib, &[contexts_file(d.path())], Some("train"), false).unwrap();
     let lib = Arc::new(lib);
     let encoder = Arc::new(BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh"));
-    let semantic = EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SemanticSpans::new(encoder)));
+    let semantic =
+        EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SpanRanking::new(Arc::new(SpanCosines::new(encoder)), DEFAULT_MIN_WORDS)));
     let lexical = EvidenceChannel::new(lib);
     let confidence = |ch: &EvidenceChannel, text: &str| {
         let q = Query::new(text);
@@ -158,13 +159,13 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
     use burn::tensor::Device;
     use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
     use citewise::pipeline::cited_for::CitedFor;
-    use citewise::pipeline::semantic_spans::SemanticSpans;
+    use citewise::pipeline::span_cosines::{SpanCosines, SpanRanking, DEFAULT_MIN_WORDS};
 
     let (d, lib) = library_with_fixture();
     import_evidence(&lib, &[contexts_file(d.path())], Some("train"), false).unwrap();
     let lib = Arc::new(lib);
     let encoder = Arc::new(BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh"));
-    let cited_for = CitedFor::new(Arc::new(SemanticSpans::new(encoder)));
+    let cited_for = CitedFor::new(Arc::new(SpanCosines::new(encoder)));
     let ids = [SHOKOUHI, "bib:brants2000tnt", "bib:papineni2002bleu"];
     // Words shared with neither paper's title: only what citing authors wrote links them.
     let tagging = cited_for.best_cosines(&lib, "we annotated the treebank with a trigram part-of-speech tagger", &ids, &[]).unwrap();
@@ -177,7 +178,8 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
     assert_eq!(cited_for.best_cosines(&lib, "anything", &[], &[]).unwrap(), Vec::<Option<f32>>::new());
 
     // In the rerank stage: ranked among the reranked papers that evidence cites, and only those.
-    let rec = Recommender::new(lib.clone());
+    let models = Models::installed();
+    let rec = Recommender::new(lib.clone(), &models);
     assert!(rec.reranker().is_some(), "the shipped reranker loads");
     let r = rec.recommend(&Query::new("We annotated the treebank with a trigram part-of-speech tagger [CIT].").with_k(5)).unwrap();
     let mut ranks: Vec<usize> = r.candidates.iter().filter_map(|c| c.cited_for.as_ref().map(|s| s.rank)).collect();
@@ -191,8 +193,8 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
     // A claim the evidence does not speak of: the cited-for order is not
     // consulted, although papers with evidence are among those reranked.
     let off_claim = Query::new("The tagger's output was scored against reference translations with BLEU [CIT].").with_k(5);
-    let evidence =
-        citewise::pipeline::evidence_channel::EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SemanticSpans::shared().unwrap()));
+    let evidence = citewise::pipeline::evidence_channel::EvidenceChannel::new(lib.clone())
+        .with_reranker(Box::new(SpanRanking::new(models.span_cosines().unwrap(), DEFAULT_MIN_WORDS)));
     let (local, terms) = evidence.analyze(&off_claim);
     assert_eq!(evidence.confidence(&local, &terms, &evidence.spans(&off_claim).unwrap()).unwrap(), 0.0);
     let r = rec.recommend(&off_claim).unwrap();
@@ -208,8 +210,8 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
 fn span_vectors_are_saved_in_the_library_and_read_back_by_a_new_process() {
     use burn::tensor::Device;
     use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
-    use citewise::pipeline::evidence_channel::{RankedSpan, SpanReranker};
-    use citewise::pipeline::semantic_spans::SemanticSpans;
+    use citewise::pipeline::evidence_channel::RankedSpan;
+    use citewise::pipeline::span_cosines::SpanCosines;
 
     let (d, lib) = library_with_fixture();
     import_evidence(&lib, &[contexts_file(d.path())], Some("train"), false).unwrap();
@@ -219,7 +221,7 @@ fn span_vectors_are_saved_in_the_library_and_read_back_by_a_new_process() {
     let spans: Vec<RankedSpan> = records.iter().cloned().enumerate().map(|(i, record)| RankedSpan { rank: i + 1, record }).collect();
     let query = "personalised completion of a typed query prefix";
 
-    let first = SemanticSpans::new(encoder.clone());
+    let first = SpanCosines::new(encoder.clone());
     let progress = std::sync::Mutex::new(Vec::new());
     first.warm(&lib, &|done, total| progress.lock().unwrap().push((done, total))).unwrap();
     assert_eq!(first.encoded(), distinct.len());
@@ -228,7 +230,7 @@ fn span_vectors_are_saved_in_the_library_and_read_back_by_a_new_process() {
     assert_eq!(first.encoded(), distinct.len(), "every span was cached");
 
     // Another process: nothing to encode, the same cosines.
-    let second = SemanticSpans::new(encoder.clone());
+    let second = SpanCosines::new(encoder.clone());
     assert_eq!(second.load_saved(&lib).unwrap(), distinct.len());
     assert_eq!(second.similarity(query, &spans).unwrap(), expected);
     assert_eq!(second.encoded(), 0);
@@ -237,7 +239,7 @@ fn span_vectors_are_saved_in_the_library_and_read_back_by_a_new_process() {
 
     // A damaged store is started afresh, never an error.
     std::fs::write(lib.span_vectors_dir().join("vectors.json"), b"{ not json").unwrap();
-    let third = SemanticSpans::new(encoder);
+    let third = SpanCosines::new(encoder);
     assert!(third.load_saved(&lib).is_ok());
     third.warm(&lib, &|_, _| {}).unwrap();
     assert_eq!(third.encoded(), distinct.len());
@@ -251,17 +253,17 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
     use citewise::library::embed::embed_citation_vectors;
     use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
     use citewise::pipeline::citation_channel::open_citation_vectors;
-    use citewise::pipeline::paper_similarity::{PaperSimilarity, PaperText};
+    use citewise::pipeline::paper_cosines::{PaperCosines, PaperText};
     use std::sync::atomic::{AtomicU64, Ordering};
 
     let (_d, lib) = library_with_fixture();
     let lib = Arc::new(lib);
     // No vectors yet: the channel says how to get them.
-    let err = Recommender::with_channels(lib.clone(), &["citation"]).err().expect("no vectors, no channel").to_string();
+    let err = Recommender::with_stages(lib.clone(), &Models::installed(), &["citation"]).err().expect("no vectors, no channel").to_string();
     assert!(err.contains("citewise embed"), "{err}");
 
     let reranked = |lib: &Arc<Library>| {
-        let mut rec = Recommender::with_channels(lib.clone(), &["bm25", "rerank"]).unwrap();
+        let mut rec = Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25", "rerank"]).unwrap();
         rec.set_rerank_depth(5);
         rec.recommend(&Query::new("Transformer encoders pre-trained on masked language modelling [CIT] and then fine-tuned")).unwrap()
     };
@@ -282,21 +284,21 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
 
     // A context that shares no word with the TnT paper's title or abstract.
     let context = "Every word was labelled with its grammatical category by a second-order HMM [CIT].";
-    let rec = Recommender::with_channels(lib.clone(), &["citation"]).unwrap();
+    let rec = Recommender::with_stages(lib.clone(), &Models::installed(), &["citation"]).unwrap();
     let r = rec.recommend(&Query::new(context)).unwrap();
     assert_eq!(r.candidates[0].id, "bib:brants2000tnt", "{:?}", r.candidates.iter().map(|c| &c.id).collect::<Vec<_>>());
-    assert_eq!(r.candidates[0].channels[0].channel, "citation");
-    let bm25 = Recommender::with_channels(lib.clone(), &["bm25"]).unwrap().recommend(&Query::new(context)).unwrap();
+    assert_eq!(r.candidates[0].channels[0].channel.name(), "citation");
+    let bm25 = Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25"]).unwrap().recommend(&Query::new(context)).unwrap();
     assert!(bm25.candidates.first().is_none_or(|c| c.id != "bib:brants2000tnt"), "BM25 should not find it first by words");
 
     // A query in a script the library is not written in: BM25 finds
     // nothing, the citation channel only neighbours, and the answer says so.
-    let fused = Recommender::with_channels(lib.clone(), &["bm25", "citation"]).unwrap();
+    let fused = Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25", "citation"]).unwrap();
     let other = fused.recommend(&Query::new("Каждое слово размечено скрытой марковской моделью второго порядка [CIT].")).unwrap();
     assert!(!other.candidates.is_empty());
-    assert_eq!(other.notices, [citewise::pipeline::recommender::MEANING_ONLY]);
+    assert_eq!(other.notices, [citewise::pipeline::answer::MEANING_ONLY]);
     let english = fused.recommend(&Query::new(context)).unwrap();
-    assert!(!english.notices.iter().any(|n| n == citewise::pipeline::recommender::MEANING_ONLY), "{:?}", english.notices);
+    assert!(!english.notices.iter().any(|n| n == citewise::pipeline::answer::MEANING_ONLY), "{:?}", english.notices);
 
     // With every candidate's vector kept, the rerank stage splits the
     // cross-encoder's pairs over two threads: same order, same scores.
@@ -304,7 +306,7 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
     let summary = |r: &citewise::pipeline::Recommendations| -> Vec<(String, Option<(usize, f32)>, Option<(usize, f32)>)> {
         r.candidates
             .iter()
-            .map(|c| (c.id.clone(), c.rerank.as_ref().map(|s| (s.rank, s.score)), c.semantic.as_ref().map(|s| (s.rank, s.score))))
+            .map(|c| (c.id.clone(), c.rerank.as_ref().map(|s| (s.rank, s.score)), c.citation.as_ref().map(|s| (s.rank, s.score))))
             .collect()
     };
     let (b, a) = (summary(&before), summary(&after));
@@ -327,8 +329,8 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
     let texts = [PaperText { id: "bib:brants2000tnt", title: "", abstract_text: "" }];
     let paper = lib.papers().paper_by_id("bib:brants2000tnt").unwrap().unwrap();
     let texts_from_library = [PaperText { id: "bib:brants2000tnt", title: &paper.title, abstract_text: &paper.abstract_text }];
-    let sim = PaperSimilarity::new(Arc::new(encoder));
+    let sim = PaperCosines::new(Arc::new(encoder));
     let fresh = sim.cosines(context, &texts_from_library, None).unwrap();
-    let read = PaperSimilarity::new(sim.encoder().clone()).cosines(context, &texts, Some(&stored)).unwrap();
+    let read = PaperCosines::new(sim.encoder().clone()).cosines(context, &texts, Some(&stored)).unwrap();
     assert!((fresh[0] - read[0]).abs() < 1e-4, "{fresh:?} vs {read:?}");
 }

@@ -157,10 +157,7 @@ fn slice_bench(shared: &Path, dir: &Path, n_train: usize, n_val: usize, extra: u
 
 #[test]
 fn training_runs_keeps_the_best_epoch_and_resumes() {
-    let Some(shared) = common::shared() else {
-        eprintln!("../shared not found: skipping the training run");
-        return;
-    };
+    let Some(shared) = common::shared_or_fail("the training run") else { return };
     // The word vectors the shipped encoder reads.
     let w = WordVectors::load_named(BERT_WORDS_DIR).unwrap();
     let bench = tempfile::tempdir().unwrap();
@@ -197,10 +194,7 @@ fn training_runs_keeps_the_best_epoch_and_resumes() {
 fn the_shipped_encoder_finds_cited_papers_from_the_local_context() {
     use citewise::neural::encoder::HattenEncoder;
     use citewise::neural::train::load_papers;
-    let Some(shared) = common::shared() else {
-        eprintln!("../shared not found: skipping the shipped encoder's check");
-        return;
-    };
+    let Some(shared) = common::shared_or_fail("the shipped encoder's check") else { return };
     let encoder = HattenEncoder::shipped(&Device::flex()).expect("the shipped weights load with the fetched word vectors");
     assert!(encoder.source.contains("assets/hatten"), "{}", encoder.source);
     let bench = shared.join("data/benchmark");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
-use citewise::pipeline::{Query, Recommender};
+use citewise::pipeline::{Models, Query, Recommender};
 use common::fixture;
 
 fn fresh() -> (tempfile::TempDir, Library) {
@@ -57,7 +57,7 @@ fn jsonl_fixture_imports_and_reports_bad_lines() {
 fn recommendations_rank_the_matching_paper_first() {
     let (_d, lib) = fresh();
     import(&lib, &[fixture("library.bib"), fixture("papers.jsonl")], ImportOptions::default(), &Quiet).unwrap();
-    let rec = Recommender::new(Arc::new(lib));
+    let rec = Recommender::new(Arc::new(lib), &Models::installed());
     let top =
         |text: &str| -> Vec<String> { rec.recommend(&Query::new(text).with_k(3)).unwrap().candidates.into_iter().map(|c| c.id).collect() };
     assert_eq!(top("We rank completions for the typed query prefix [CIT].")[0], "doi:10.1145/2484028.2484076");
@@ -71,7 +71,7 @@ fn recommendations_rank_the_matching_paper_first() {
     let c = &r.candidates[0];
     let paper = c.paper.as_ref().expect("records are attached");
     assert_eq!(paper.title, "Attention Is All You Need");
-    assert_eq!(c.channels[0].channel, "bm25");
+    assert_eq!(c.channels[0].channel.name(), "bm25");
     assert_eq!(c.channels[0].rank, 1);
     assert!(c.score > 0.0);
 }
@@ -80,7 +80,7 @@ fn recommendations_rank_the_matching_paper_first() {
 fn empty_queries_are_errors_and_unknown_words_return_nothing() {
     let (_d, lib) = fresh();
     import(&lib, &[fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
-    let rec = Recommender::new(Arc::new(lib));
+    let rec = Recommender::new(Arc::new(lib), &Models::installed());
     let err = rec.recommend(&Query::new(" \n\t [CIT] ")).unwrap_err();
     assert!(err.to_string().contains("query is empty"), "{err}");
     assert!(rec.recommend(&Query::new("zyxwv qqqq")).unwrap().candidates.is_empty());

@@ -1,5 +1,5 @@
 //! Tests on the shared data beside the checkout (`../shared`); each returns
-//! early, saying so, when it is absent.
+//! early, saying so, when it is absent (and fails under `CI=true`).
 
 mod common;
 
@@ -12,25 +12,13 @@ use citewise::eval::harness::{contexts_file, load_split, papers_file, query_of, 
 use citewise::library::evidence_import::import_evidence;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
-use citewise::pipeline::Recommender;
-
-macro_rules! shared_or_skip {
-    () => {
-        match common::shared() {
-            Some(p) => p,
-            None => {
-                eprintln!("../shared not found: skipping real-data test");
-                return;
-            }
-        }
-    };
-}
+use citewise::pipeline::{Models, Recommender};
 
 /// The whole ACM library: an interrupted import resumes to the same library a
 /// clean one gives, with nothing doubled, and nothing real is skipped.
 #[test]
 fn acm_library_imports_and_resumes_after_a_kill() {
-    let shared = shared_or_skip!();
+    let Some(shared) = common::shared_or_fail("this real-data test") else { return };
     let acm = shared.join("data/bib/acm-dl");
     let dir = tempfile::tempdir().unwrap();
     let lib_dir = dir.path().join("lib");
@@ -66,14 +54,14 @@ fn acm_library_imports_and_resumes_after_a_kill() {
 /// the papers it covers.
 #[test]
 fn benchmark_quality_bm25_and_evidence() {
-    let shared = shared_or_skip!();
+    let Some(shared) = common::shared_or_fail("this real-data test") else { return };
     let bench = shared.join("data/benchmark");
     let dir = tempfile::tempdir().unwrap();
     let lib = Library::open_or_create(dir.path()).unwrap();
     let s = import(&lib, &[papers_file(&bench)], ImportOptions::default(), &Quiet).unwrap();
     assert_eq!(s.imported, 119_799);
     let lib = Arc::new(lib);
-    let rec = Recommender::with_channels(lib.clone(), &["bm25"]).unwrap();
+    let rec = Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25"]).unwrap();
     let contexts = load_split(&bench, "test").unwrap();
     assert_eq!(contexts.len(), 2724);
 
@@ -91,10 +79,11 @@ fn benchmark_quality_bm25_and_evidence() {
     assert!(ev.stats.spans > 15_000 && ev.stats.papers > 2_000, "{:?}", ev.stats);
     // The prefetch channels (the rerank stage is measured by `citewise eval`);
     // span vectors are encoded up front, as `eval` does.
-    if let Ok(semantic) = citewise::pipeline::semantic_spans::SemanticSpans::shared() {
-        semantic.warm(&lib, &|_, _| {}).unwrap();
+    let models = Models::installed();
+    if let Ok(spans) = models.span_cosines() {
+        spans.warm(&lib, &|_, _| {}).unwrap();
     }
-    let fused = Recommender::with_channels(lib.clone(), &["bm25", "evidence"]).unwrap();
+    let fused = Recommender::with_stages(lib.clone(), &models, &["bm25", "evidence"]).unwrap();
     let report = evaluate(&fused, &contexts, "test", false, &|_| {}).unwrap();
     let by = |name: &str| report.sources.iter().find(|s| s.source == name).unwrap().scores;
     assert!(by("all").recall[2] >= 0.45, "fused R@10 {}", by("all").recall[2]);

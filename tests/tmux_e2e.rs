@@ -97,7 +97,7 @@ fn setup() -> tempfile::TempDir {
 #[test]
 fn write_ask_mark_export_cite_save() {
     if !tmux_available() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+        common::skip_unless_ci("the end-to-end test", "tmux is not installed");
         return;
     }
     let dir = setup();
@@ -135,7 +135,7 @@ fn write_ask_mark_export_cite_save() {
 #[test]
 fn kill_9_loses_at_most_the_autosave_interval() {
     if !tmux_available() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+        common::skip_unless_ci("the end-to-end test", "tmux is not installed");
         return;
     }
     let dir = setup();

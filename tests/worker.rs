@@ -8,16 +8,16 @@ use std::time::Duration;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
 use citewise::pipeline::worker::{Worker, WorkerEvent};
-use citewise::pipeline::{Query, Recommender};
+use citewise::pipeline::{Models, Query, Recommender};
 
 #[test]
 fn stages_stream_and_newer_requests_supersede_older_ones() {
     let dir = tempfile::tempdir().unwrap();
     let lib = Library::open_or_create(dir.path()).unwrap();
     import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
-    let rec = Recommender::new(Arc::new(lib));
+    let rec = Recommender::new(Arc::new(lib), &Models::installed());
     // bm25, evidence, and rerank where the models are installed.
-    let names = rec.channel_names();
+    let names = rec.stages().names();
     let worker = Worker::spawn(rec);
 
     // One request: a partial result after each stage, the last one complete.
@@ -74,7 +74,7 @@ fn evidence_imported_meanwhile_is_picked_up() {
     let dir = tempfile::tempdir().unwrap();
     let lib = Library::open_or_create(dir.path()).unwrap();
     import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
-    let worker = Worker::spawn(Recommender::with_channels(Arc::new(lib), &["bm25", "evidence"]).unwrap());
+    let worker = Worker::spawn(Recommender::with_stages(Arc::new(lib), &Models::installed(), &["bm25", "evidence"]).unwrap());
     let ask = |q: &str| {
         let id = worker.request(Query::new(q));
         loop {
@@ -107,6 +107,6 @@ fn evidence_imported_meanwhile_is_picked_up() {
 
     let after = ask(query);
     let koehn = after.candidates.iter().find(|c| c.id == "bib:koehn2003phrase").expect("found through the new evidence");
-    assert!(koehn.channels.iter().any(|ch| ch.channel == "evidence"), "{:?}", koehn.channels);
+    assert!(koehn.channels.iter().any(|ch| ch.channel.name() == "evidence"), "{:?}", koehn.channels);
     assert!(koehn.evidence.iter().any(|e| e.sentence.contains("cross-lingual alignment")), "{:?}", koehn.evidence);
 }

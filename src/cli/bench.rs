@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::library::import::{import, ImportOptions, Quiet};
 use crate::library::Library;
+use crate::pipeline::Models;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -100,7 +101,7 @@ struct ImportBench {
     peak_rss_mb: f64,
 }
 
-pub fn run(a: &BenchArgs) -> Result<()> {
+pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
     match &a.what {
         BenchWhat::Vectors { rows, dim, queries, threads } => bench_vectors(rows, *dim, *queries, *threads)?,
         BenchWhat::Embed { papers, n, device } => bench_embed(papers, *n, *device)?,
@@ -131,7 +132,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             };
             let lib = std::sync::Arc::new(Library::open(&dir)?);
             let papers = lib.papers().num_papers();
-            let ms = crate::tui::latency::input_latency(lib, *keys, std::time::Duration::from_millis(*gap_ms))?;
+            let ms = crate::tui::latency::input_latency(lib, models, *keys, std::time::Duration::from_millis(*gap_ms))?;
             let q = |p| crate::eval::metrics::quantile(&ms, p);
             println!("{}", serde_json::json!({"papers": papers, "keys": ms.len(), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)}));
         }
@@ -330,9 +331,9 @@ fn bench_rerank(
                 "backend": name, "depth": d, "p50_ms": q(0.5), "p95_ms": q(0.95), "ms_per_candidate": q(0.5) / d as f64})
         );
     }
-    // The rerank stage's second signal: the citation bi-encoder's cosine,
+    // The rerank stage's second signal: the citation encoder's cosine,
     // each query with an empty cache (every paper encoded).
-    use crate::pipeline::paper_similarity::{PaperSimilarity, PaperText};
+    use crate::pipeline::paper_cosines::{PaperCosines, PaperText};
     let encoder =
         std::sync::Arc::new(crate::neural::bi_encoder::BiEncoder::load(crate::neural::bi_encoder::CITATION_ENCODER, &backend.device)?);
     let texts: Vec<PaperText> =
@@ -340,7 +341,7 @@ fn bench_rerank(
     for &d in depths {
         let mut times = Vec::new();
         for p in &papers[..queries] {
-            let sim = PaperSimilarity::new(encoder.clone());
+            let sim = PaperCosines::new(encoder.clone());
             let t = Instant::now();
             let cos = sim.cosines(&p.abstract_text, &texts[..d], None)?;
             assert_eq!(cos.len(), d);

@@ -6,6 +6,8 @@ use burn::tensor::Device;
 use crate::library::Library;
 use crate::neural::bert::{Bert, BertConfig};
 use crate::neural::models::{models_dir, FETCH_HINT};
+use crate::pipeline::rerank::RerankStage;
+use crate::pipeline::Models;
 
 /// The models citewise knows, and what each is for.
 pub const MODELS: &[(&str, &str)] = &[
@@ -15,7 +17,7 @@ pub const MODELS: &[(&str, &str)] = &[
 ];
 
 /// Prints versions, the library, the models (loading each once) and the backend.
-pub fn run(library: &Path) -> Result<()> {
+pub fn run(library: &Path, models: &Models) -> Result<()> {
     println!("citewise {}", env!("CARGO_PKG_VERSION"));
     match Library::open(library) {
         Ok(lib) => {
@@ -36,7 +38,7 @@ pub fn run(library: &Path) -> Result<()> {
     if adapters.is_empty() {
         println!("adapter   none (no Vulkan/Metal/DX12 driver found)");
     }
-    let backend = crate::neural::backend::select(crate::neural::backend::DevicePreference::Auto);
+    let backend = models.backend();
     println!("backend   {} on {}", backend.name, backend.adapter);
     let dir = models_dir()?;
     println!("models    {}", dir.display());
@@ -58,16 +60,13 @@ pub fn run(library: &Path) -> Result<()> {
         Ok(e) => println!("  {:<24} ok ({} wide, {}) — dense prefetch encoder", "hatten", e.dim(), e.source),
         Err(e) => println!("  {:<24} {e}", "hatten"),
     }
-    match crate::neural::reranker::Reranker::load_default(&device) {
-        Ok(mut r) => {
-            r.on_gpu = backend.name == "wgpu";
+    // Loaded where the editor runs it, so the depth printed is the one used.
+    match models.reranker() {
+        Ok(r) => {
+            let depth = RerankStage::new(r.clone()).depth();
             println!(
-                "  {:<24} ok (on {}, top {} layer(s) fine-tuned, {}; reranks the top {} by default) — cross-encoder reranker",
-                "reranker",
-                r.config.base,
-                r.config.trained_layers,
-                r.source,
-                crate::pipeline::recommender::default_rerank_depth(Some(&r))
+                "  {:<24} ok (on {}, top {} layer(s) fine-tuned, {}; runs on {}, reranks the top {depth} by default) — cross-encoder reranker",
+                "reranker", r.config.base, r.config.trained_layers, r.source, r.backend
             )
         }
         Err(e) => println!("  {:<24} {e}", "reranker"),

@@ -12,9 +12,8 @@ use crate::eval::{report, EvalReport};
 use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
 use crate::library::Library;
-use crate::pipeline::citation_channel::CITATION;
-use crate::pipeline::recommender::RERANK;
-use crate::pipeline::{Fusion, Recommender};
+use crate::pipeline::evidence_channel::PaperOrder;
+use crate::pipeline::{ChannelId, Fusion, Models, Recommender, Settings, Stages};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
@@ -39,7 +38,7 @@ pub struct EvalArgs {
     /// Evaluate a random sample of N contexts (the same N always draws the same sample)
     #[arg(long, value_name = "N", conflicts_with = "limit")]
     pub sample: Option<usize>,
-    /// Queries of at least N words re-rank evidence spans with the citation bi-encoder too
+    /// Queries of at least N words re-rank evidence spans with the citation encoder too
     #[arg(long, value_name = "N")]
     pub semantic_min_words: Option<usize>,
     /// Fused candidates the reranker reorders (K_r); several values, comma-separated, give one table each (the first with cold latencies; the others reuse the pair scores computed before, deepest first)
@@ -55,6 +54,9 @@ pub struct EvalArgs {
     /// Fusion settings, e.g. `evidence_weight=2,min_confidence=0.3` (for tuning on val)
     #[arg(long, value_name = "K=V,...")]
     pub fusion: Option<String>,
+    /// How the evidence channel orders papers from their spans
+    #[arg(long, value_enum, default_value_t = EvidenceOrder::Votes)]
+    pub evidence_order: EvidenceOrder,
     /// With several channels, evaluate only the fused list (skip each channel alone)
     #[arg(long)]
     pub fused_only: bool,
@@ -69,7 +71,16 @@ pub struct EvalArgs {
     pub compare: Option<Vec<PathBuf>>,
 }
 
-pub fn run(a: &EvalArgs) -> Result<()> {
+/// `--evidence-order`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvidenceOrder {
+    /// Σ support / (k + span rank) over each paper's spans (the default)
+    Votes,
+    /// Best span rank, then total support, then recency
+    BestRank,
+}
+
+pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     if let Some(files) = &a.compare {
         let load = |p: &PathBuf| -> Result<EvalReport> {
             let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
@@ -82,19 +93,18 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     let bench = a.bench.as_ref().expect("clap requires --bench");
     // The pool gets the citation channel's paper vectors whenever the
     // channel is evaluated (every channel by default): encoded once, kept.
-    let citation = if a.stages.is_empty() || a.stages.iter().any(|s| s == CITATION) {
+    let citation = if a.stages.is_empty() || a.stages.iter().any(|s| s == ChannelId::Citation.name()) {
         super::import::CitationVectors::All
     } else {
         super::import::CitationVectors::KeepCurrent
     };
-    let mut lib = open_pool(a.pool.clone(), bench, citation)?;
+    let mut lib = open_pool(a.pool.clone(), bench, models, citation)?;
     if !a.evidence.is_empty() {
         lib = with_evidence(lib, bench, &a.evidence)?;
     }
     let lib = Arc::new(lib);
-    let stages: Vec<&str> =
-        if a.stages.is_empty() { Recommender::new(lib.clone()).channel_names() } else { a.stages.iter().map(String::as_str).collect() };
-    if let (true, Ok(semantic)) = (stages.contains(&"evidence"), crate::pipeline::semantic_spans::SemanticSpans::shared()) {
+    let stages = if a.stages.is_empty() { Recommender::new(lib.clone(), models).stages() } else { Stages::parse(&a.stages)? };
+    if let (true, Ok(semantic)) = (stages.channels.contains(&ChannelId::Evidence), models.span_cosines()) {
         let spans = lib.evidence().num_spans();
         if spans > 0 {
             let bar = count_bar(spans, "encoding evidence spans");
@@ -102,13 +112,18 @@ pub fn run(a: &EvalArgs) -> Result<()> {
             bar.finish_and_clear();
         }
     }
-    let fusion = match &a.fusion {
-        Some(spec) => Fusion::default().with_overrides(spec)?,
-        None => Fusion::default(),
+    let settings = Settings {
+        fusion: match &a.fusion {
+            Some(spec) => Fusion::default().with_overrides(spec)?,
+            None => Fusion::default(),
+        },
+        span_min_words: a.semantic_min_words.unwrap_or(Settings::default().span_min_words),
+        evidence_order: match a.evidence_order {
+            EvidenceOrder::Votes => PaperOrder::default(),
+            EvidenceOrder::BestRank => PaperOrder::BestRank,
+        },
+        ..Settings::default()
     };
-    if let Some(n) = a.semantic_min_words {
-        crate::pipeline::semantic_spans::SemanticSpans::shared()?.set_min_words(n);
-    }
     let mut contexts = load_split(bench, &a.split)?;
     if let Some(n) = a.limit {
         contexts.truncate(n);
@@ -116,30 +131,25 @@ pub fn run(a: &EvalArgs) -> Result<()> {
     if let Some(n) = a.sample {
         contexts = crate::eval::harness::sample(contexts, n);
     }
-    let depths = if a.rerank_depth.is_empty() {
-        // The recommender's own default: deeper when the reranker runs on a GPU.
-        let reranker = if stages.contains(&RERANK) { crate::neural::reranker::shared_reranker().ok() } else { None };
-        vec![crate::pipeline::recommender::default_rerank_depth(reranker.as_deref())]
-    } else {
-        a.rerank_depth.clone()
-    };
-    let run_one = |names: &[&str], depth: usize| -> Result<EvalReport> {
-        let mut rec = Recommender::with_channels(lib.clone(), names)?;
-        rec.set_fusion(fusion);
-        rec.set_rerank_depth(depth);
-        let bar = count_bar(contexts.len() as u64, &format!("evaluating {}", names.join("+")));
+    // No depth given: the recommender's own (deeper when the reranker runs
+    // on a GPU).
+    let depths: Vec<Option<usize>> =
+        if a.rerank_depth.is_empty() { vec![None] } else { a.rerank_depth.iter().copied().map(Some).collect() };
+    let run_one = |stages: &Stages, depth: Option<usize>| -> Result<EvalReport> {
+        let rec = Recommender::open(lib.clone(), models, Some(stages), Settings { rerank_depth: depth, ..settings })?;
+        let bar = count_bar(contexts.len() as u64, &format!("evaluating {}", stages.names().join("+")));
         let report = evaluate_at(&rec, &contexts, &a.split, a.global, a.depth, &|_| bar.inc(1))?;
         bar.finish_and_clear();
         Ok(report)
     };
-    let reranks = stages.contains(&RERANK);
-    let channels: Vec<&str> = stages.iter().copied().filter(|s| *s != RERANK).collect();
+    let reranks = stages.rerank;
+    let channels = Stages { rerank: false, ..stages.clone() };
     let mut report = run_one(&stages, depths[0])?;
     let mut extra = Vec::new();
     if reranks {
         // Deepest first: the shallower runs then find their pair scores
         // computed (so only the first run's latencies are cold).
-        let mut rest: Vec<(usize, usize)> = depths[1..].iter().copied().enumerate().collect();
+        let mut rest: Vec<(usize, Option<usize>)> = depths[1..].iter().copied().enumerate().collect();
         rest.sort_by_key(|&(_, d)| std::cmp::Reverse(d));
         let mut runs = Vec::new();
         for (i, d) in rest {
@@ -148,12 +158,12 @@ pub fn run(a: &EvalArgs) -> Result<()> {
         runs.sort_by_key(|(i, _)| *i);
         extra = runs.into_iter().map(|(_, r)| r).collect();
     }
-    if stages.len() > 1 && !a.fused_only {
-        for name in &channels {
-            report.alone.push(run_one(&[name], 0)?);
+    if stages.names().len() > 1 && !a.fused_only {
+        for &id in &channels.channels {
+            report.alone.push(run_one(&Stages { channels: vec![id], rerank: false }, None)?);
         }
-        if reranks && channels.len() > 1 {
-            report.alone.push(run_one(&channels, 0)?);
+        if reranks && channels.channels.len() > 1 {
+            report.alone.push(run_one(&channels, None)?);
         }
     }
     report.by_rerank_depth = extra;
@@ -181,7 +191,7 @@ pub fn run(a: &EvalArgs) -> Result<()> {
 /// database: `--pool` when given, else a directory of its own under the data
 /// dir (never the user's library). Both are built on first use (the journals
 /// skip them later).
-fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path, citation: super::import::CitationVectors) -> Result<Library> {
+fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path, models: &Models, citation: super::import::CitationVectors) -> Result<Library> {
     let papers = papers_file(bench);
     if !papers.exists() {
         bail!("{}: not found (is --bench the benchmark directory?)", papers.display());
@@ -202,8 +212,8 @@ fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path, citation: super::im
         eprintln!("evidence database built from the `{TRAIN_SPLIT}` split");
         print_evidence_summary(&ev, false);
     }
-    super::import::embed_papers(&lib)?;
-    super::import::embed_citation(&lib, citation)?;
+    super::import::embed_papers(&lib, models)?;
+    super::import::embed_citation(&lib, models, citation)?;
     Ok(lib)
 }
 

@@ -9,6 +9,7 @@ use crate::evidence::inputs;
 use crate::library::evidence_import::{import_inputs, EvidenceImportSummary, EvidenceOptions};
 use crate::library::import::{import, ImportOptions, ImportSummary};
 use crate::library::Library;
+use crate::pipeline::Models;
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -38,7 +39,7 @@ pub struct ImportArgs {
     pub no_embed: bool,
 }
 
-pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
+pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     let t = Instant::now();
     let lib = Library::open_or_create(dir)?;
     if a.evidence {
@@ -65,15 +66,15 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
         bar.finish_and_clear();
         print_evidence_summary(&s, a.all_skips);
         if !a.no_embed {
-            encode_spans(&lib)?;
+            encode_spans(&lib, models)?;
         }
         return Ok(());
     }
     let summary = import(&lib, &a.paths, ImportOptions { force: a.force }, &ImportBar::new())?;
     print_summary(&summary, a.all_skips);
     if !a.no_embed {
-        embed_papers(&lib)?;
-        embed_citation(&lib, CitationVectors::KeepCurrent)?;
+        embed_papers(&lib, models)?;
+        embed_citation(&lib, models, CitationVectors::KeepCurrent)?;
     }
     println!("library {} now holds {} papers ({:.1} s)", lib.dir().display(), lib.papers().num_papers(), t.elapsed().as_secs_f64());
     Ok(())
@@ -81,8 +82,8 @@ pub fn run(dir: &Path, a: &ImportArgs) -> Result<()> {
 
 /// Encodes the evidence spans that have no saved vector for the semantic
 /// ranking of evidence (resumable; a notice without the citation bi-encoder).
-pub fn encode_spans(lib: &Library) -> Result<()> {
-    let semantic = match crate::pipeline::semantic_spans::SemanticSpans::shared() {
+pub fn encode_spans(lib: &Library, models: &Models) -> Result<()> {
+    let semantic = match models.span_cosines() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("note: evidence span vectors not computed ({e}); evidence is ranked by its words only");
@@ -107,8 +108,8 @@ pub fn encode_spans(lib: &Library) -> Result<()> {
 /// Encodes the papers that have no current vector for the dense channel.
 /// Without the encoder's files this is a notice (BM25 and evidence still
 /// work).
-pub fn embed_papers(lib: &Library) -> Result<()> {
-    let encoder = match crate::neural::encoder::shared_encoder() {
+pub fn embed_papers(lib: &Library, models: &Models) -> Result<()> {
+    let encoder = match models.hatten() {
         Ok(e) => e,
         Err(e) => {
             eprintln!("note: dense vectors not computed ({e}); BM25 and evidence channels still work");
@@ -144,14 +145,14 @@ pub enum CitationVectors {
 
 /// Encodes the papers that have no current vector under the citation
 /// bi-encoder (the citation channel; resumable, on every core).
-pub fn embed_citation(lib: &Library, when: CitationVectors) -> Result<()> {
+pub fn embed_citation(lib: &Library, models: &Models, when: CitationVectors) -> Result<()> {
     if when == CitationVectors::KeepCurrent && !crate::index::vectors::VectorStore::exists(&lib.citation_vectors_dir()) {
         if lib.papers().num_papers() > 0 {
             eprintln!("note: `citewise embed` adds the citation channel (papers found by meaning); it encodes every paper once");
         }
         return Ok(());
     }
-    let encoder = match crate::neural::bi_encoder::shared_citation_encoder() {
+    let encoder = match models.citation_encoder() {
         Ok(e) => e,
         Err(e) => {
             eprintln!("note: citation vectors not computed ({e}); BM25 and evidence channels still work");

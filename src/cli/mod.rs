@@ -13,6 +13,8 @@ mod train_reranker;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::pipeline::Models;
+
 use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -80,22 +82,25 @@ pub enum Command {
 /// Parses the command line and runs it.
 pub fn main() -> Result<()> {
     let cli = Cli::parse();
+    // The models of this process: loaded on first use, shared by every
+    // recommender the command makes.
+    let models = Models::installed();
     match &cli.command {
-        Some(Command::Import(a)) => import::run(&library_dir(&cli)?, a),
-        Some(Command::Recommend(a)) => recommend::run(&open_library(&cli)?, a),
-        Some(Command::Eval(a)) => eval::run(a),
+        Some(Command::Import(a)) => import::run(&library_dir(&cli)?, a, &models),
+        Some(Command::Recommend(a)) => recommend::run(&open_library(&cli)?, a, &models),
+        Some(Command::Eval(a)) => eval::run(a, &models),
         Some(Command::Evidence(a)) => evidence::run(&library_dir(&cli)?, a),
-        Some(Command::Bench(a)) => bench::run(a),
+        Some(Command::Bench(a)) => bench::run(a, &models),
         Some(Command::Info(a)) => info(&cli, a),
-        Some(Command::Doctor) => doctor::run(&library_dir(&cli)?),
-        Some(Command::Train(a)) => train::run(a),
+        Some(Command::Doctor) => doctor::run(&library_dir(&cli)?, &models),
+        Some(Command::Train(a)) => train::run(a, &models),
         Some(Command::Embed) => {
             let lib = open_library(&cli)?;
-            import::encode_spans(&lib)?;
-            import::embed_papers(&lib)?;
-            import::embed_citation(&lib, import::CitationVectors::All)
+            import::encode_spans(&lib, &models)?;
+            import::embed_papers(&lib, &models)?;
+            import::embed_citation(&lib, &models, import::CitationVectors::All)
         }
-        None => editor(&cli),
+        None => editor(&cli, models),
     }
 }
 
@@ -103,7 +108,7 @@ fn data_dir() -> Result<PathBuf> {
     directories::ProjectDirs::from("", "", "citewise").map(|d| d.data_dir().to_path_buf()).context("no home directory to keep autosaves in")
 }
 
-fn editor(cli: &Cli) -> Result<()> {
+fn editor(cli: &Cli, models: Models) -> Result<()> {
     use std::io::IsTerminal;
     let (library, draft) = if cli.demo {
         let (lib, draft) = crate::tui::demo::prepare(&data_dir()?.join("demo"))?;
@@ -119,12 +124,13 @@ fn editor(cli: &Cli) -> Result<()> {
     if !std::io::stdout().is_terminal() {
         anyhow::bail!("the editor needs a terminal; for scripts use `citewise recommend`");
     }
-    let session = crate::tui::prepare(&crate::tui::Options {
+    let session = crate::tui::prepare(crate::tui::Options {
         draft,
         bib: cli.bib.clone(),
         library,
         config: cli.config.clone(),
         autosave_dir: data_dir()?.join("autosave"),
+        models,
     })?;
     crate::tui::run(session)?;
     Ok(())

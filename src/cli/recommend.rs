@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::Args;
 
 use crate::library::Library;
-use crate::pipeline::{Query, Recommender};
+use crate::pipeline::{Models, Query, Recommender};
 
 #[derive(Debug, Args)]
 pub struct RecommendArgs {
@@ -25,8 +25,8 @@ pub struct RecommendArgs {
     pub json: bool,
 }
 
-pub fn run(lib: &Arc<Library>, a: &RecommendArgs) -> Result<()> {
-    let rec = Recommender::new(lib.clone());
+pub fn run(lib: &Arc<Library>, a: &RecommendArgs, models: &Models) -> Result<()> {
+    let rec = Recommender::new(lib.clone(), models);
     let query = Query::new(a.text.clone())
         .with_global(a.title.clone().unwrap_or_default(), a.abstract_text.clone().unwrap_or_default())
         .with_k(a.k);

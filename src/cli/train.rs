@@ -142,10 +142,10 @@ impl TrainProgress for Bars {
     }
 }
 
-pub fn run(a: &TrainArgs) -> Result<()> {
+pub fn run(a: &TrainArgs, models: &crate::pipeline::Models) -> Result<()> {
     match &a.model {
         TrainModel::Hatten(h) => hatten(h),
-        TrainModel::Reranker(r) => super::train_reranker::run(r),
+        TrainModel::Reranker(r) => super::train_reranker::run(r, models),
     }
 }
 

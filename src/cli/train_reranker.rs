@@ -110,7 +110,7 @@ struct Mined {
     val: Vec<RerankExample>,
 }
 
-pub fn run(a: &RerankerArgs) -> Result<()> {
+pub fn run(a: &RerankerArgs, models: &crate::pipeline::Models) -> Result<()> {
     let backend = select(a.device);
     eprintln!("backend: {} on {}", backend.name, backend.adapter);
     let base_dir = model_dir(&a.base)?;
@@ -127,9 +127,9 @@ pub fn run(a: &RerankerArgs) -> Result<()> {
             let lib = Arc::new(
                 Library::open(&pool_dir(a)?).context("open the benchmark pool (run `citewise eval --bench DIR` once, or pass --pool)")?,
             );
-            let mut rec = Recommender::new(lib);
-            rec.set_reranker(None);
-            eprintln!("prefetch by {}", rec.channel_names().join(" + "));
+            let mut rec = Recommender::new(lib, models);
+            rec.set_rerank(None);
+            eprintln!("prefetch by {}", rec.stages().names().join(" + "));
             let contexts = contexts_file(&a.bench);
             let pick = |split: &str, n: Option<usize>| -> Result<Vec<CitationContext>> {
                 let mut c = load_contexts(&contexts, Some(split))?;

@@ -206,7 +206,7 @@ pub fn evaluate_at(
         config: EvalConfig {
             split: split.into(),
             global,
-            stages: rec.channel_names().iter().map(|s| s.to_string()).collect(),
+            stages: rec.stages().names().iter().map(|s| s.to_string()).collect(),
             papers: rec.library().papers().num_papers(),
             version: env!("CARGO_PKG_VERSION").into(),
             depth,

@@ -29,6 +29,14 @@ pub struct Backend {
     pub adapter: String,
 }
 
+impl Backend {
+    /// Whether the models run on the wgpu backend (a GPU, or a software
+    /// adapter asked for by `--device gpu`), not on the CPU backend.
+    pub fn is_gpu(&self) -> bool {
+        self.name == "wgpu"
+    }
+}
+
 /// A graphics adapter wgpu can see.
 #[derive(Debug, Clone)]
 pub struct Adapter {

@@ -9,7 +9,8 @@ use super::models::model_dir;
 use super::tokenizer::{batch, BertTokenizer};
 use crate::error::Result;
 
-/// The bi-encoder tuned on citation context → paper pairs.
+/// The citation encoder: the bi-encoder tuned on citation context → paper
+/// pairs (the citation channel, span cosines, paper cosines).
 pub const CITATION_ENCODER: &str = "minilm-citation-v4";
 
 /// Tokens kept per text (spans and local contexts are short).
@@ -24,16 +25,6 @@ pub struct BiEncoder {
     tokenizer: BertTokenizer,
     dim: usize,
     device: Device,
-}
-
-/// The process-wide citation bi-encoder on the automatically chosen
-/// backend (loaded once; shared by the evidence and rerank stages).
-pub fn shared_citation_encoder() -> Result<std::sync::Arc<BiEncoder>> {
-    static SHARED: std::sync::Mutex<Option<std::sync::Arc<BiEncoder>>> = std::sync::Mutex::new(None);
-    crate::util::load_once(&SHARED, || {
-        let backend = super::backend::select(super::backend::DevicePreference::Auto);
-        BiEncoder::load(CITATION_ENCODER, &backend.device)
-    })
 }
 
 /// The text a paper is encoded from (title and abstract), wherever paper

@@ -1,9 +1,9 @@
 //! A ready-to-use HAtten encoder: weights, word vectors and device.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::backend::{select, DevicePreference};
+use super::backend::Backend;
 
 use super::hatten::{DocText, Hatten, HattenConfig};
 use super::models::models_dir;
@@ -30,7 +30,7 @@ pub struct HattenEncoder {
     fingerprint: String,
     /// Where the weights came from.
     pub source: String,
-    /// The backend and adapter it runs on, when chosen by [`shared_encoder`].
+    /// The backend and adapter it runs on, when loaded by [`HattenEncoder::load_on`].
     pub backend: String,
 }
 
@@ -103,14 +103,11 @@ impl HattenEncoder {
     }
 }
 
-/// The encoder every recommender of this process shares, on the device
-/// [`select`] picks (loaded on first use; a failure is retried next time).
-pub fn shared_encoder() -> Result<Arc<HattenEncoder>> {
-    static SHARED: Mutex<Option<Arc<HattenEncoder>>> = Mutex::new(None);
-    crate::util::load_once(&SHARED, || {
-        let backend = select(DevicePreference::Auto);
+impl HattenEncoder {
+    /// The default HAtten encoder on `backend`, saying where it runs.
+    pub fn load_on(backend: &Backend) -> Result<HattenEncoder> {
         let mut e = HattenEncoder::load_default(&backend.device)?;
         e.backend = format!("{} on {}", backend.name, backend.adapter);
         Ok(e)
-    })
+    }
 }

@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use burn::tensor::Device;
 
-use super::backend::{select, DevicePreference};
+use super::backend::Backend;
 use super::bert::Bert;
 use super::cross_encoder::{logits, probability, split_base, PairEncoder, QueryTokens, RerankerConfig, RerankerTop};
 use super::models::{model_dir, models_dir};
@@ -31,9 +31,9 @@ pub struct Reranker {
     pub config: RerankerConfig,
     /// Where the fine-tuned weights came from.
     pub source: String,
-    /// The backend and adapter it runs on, when chosen by [`shared_reranker`].
+    /// The backend and adapter it runs on, when loaded by [`Reranker::load_on`].
     pub backend: String,
-    /// Whether it runs on a hardware GPU (set by [`shared_reranker`]).
+    /// Whether it runs on the wgpu backend (set by [`Reranker::load_on`]).
     pub on_gpu: bool,
     /// Scores of pairs seen before, by a hash of their token ids: the same
     /// paragraph asked again, or reranked deeper, costs only its new pairs.
@@ -134,15 +134,12 @@ fn pair_key(ids: &[u32], type_ids: &[u32]) -> u64 {
     h.finish()
 }
 
-/// The reranker every recommender of this process shares, on the device
-/// [`select`] picks (loaded on first use; a failure is retried next time).
-pub fn shared_reranker() -> Result<Arc<Reranker>> {
-    static SHARED: Mutex<Option<Arc<Reranker>>> = Mutex::new(None);
-    crate::util::load_once(&SHARED, || {
-        let backend = select(DevicePreference::Auto);
+impl Reranker {
+    /// The default reranker on `backend`, saying where it runs.
+    pub fn load_on(backend: &Backend) -> Result<Reranker> {
         let mut r = Reranker::load_default(&backend.device)?;
         r.backend = format!("{} on {}", backend.name, backend.adapter);
-        r.on_gpu = backend.name == "wgpu";
+        r.on_gpu = backend.is_gpu();
         Ok(r)
-    })
+    }
 }

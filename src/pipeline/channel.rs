@@ -48,10 +48,71 @@ impl ChannelOutput {
     }
 }
 
+/// The channels this build has, in default order. Adding one means a
+/// variant here, its `name`/`badge`, its weight in [`super::fusion::Fusion`]
+/// and its opening in [`super::recommender`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelId {
+    /// BM25 over titles, abstracts and keywords.
+    Bm25,
+    /// Papers cited by evidence spans that match the query.
+    Evidence,
+    /// Nearest papers under the citation encoder.
+    Citation,
+    /// Nearest papers under HAtten.
+    Hatten,
+}
+
+impl ChannelId {
+    /// Every channel, in the order they run.
+    pub const ALL: [ChannelId; 4] = [ChannelId::Bm25, ChannelId::Evidence, ChannelId::Citation, ChannelId::Hatten];
+
+    /// Short stable name, used in output, `--stages` and timings.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChannelId::Bm25 => "bm25",
+            ChannelId::Evidence => "evidence",
+            ChannelId::Citation => "citation",
+            ChannelId::Hatten => "hatten",
+        }
+    }
+
+    /// The letter the editor shows before the channel's rank.
+    pub fn badge(self) -> char {
+        match self {
+            ChannelId::Bm25 => 'B',
+            ChannelId::Evidence => 'E',
+            ChannelId::Citation => 'N',
+            ChannelId::Hatten => 'H',
+        }
+    }
+
+    /// The channel of a name, if any.
+    pub fn from_name(name: &str) -> Option<ChannelId> {
+        ChannelId::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Whether the channel matches the query's words (not only its meaning).
+    pub fn matches_words(self) -> bool {
+        matches!(self, ChannelId::Bm25 | ChannelId::Evidence)
+    }
+
+    /// The names of every channel, for messages.
+    pub fn names() -> String {
+        ChannelId::ALL.map(ChannelId::name).join(", ")
+    }
+}
+
+impl std::fmt::Display for ChannelId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One way of finding candidate papers.
 pub trait Channel: Send + Sync {
-    /// Short stable name (`bm25`, ...), used in output and `--stages`.
-    fn name(&self) -> &'static str;
+    fn id(&self) -> ChannelId;
     /// The top `k` paper ids for the query, best first, with channel scores.
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput>;
 }
@@ -69,8 +130,8 @@ impl Bm25Channel {
 }
 
 impl Channel for Bm25Channel {
-    fn name(&self) -> &'static str {
-        "bm25"
+    fn id(&self) -> ChannelId {
+        ChannelId::Bm25
     }
 
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
@@ -89,6 +150,3 @@ impl Channel for Bm25Channel {
         Ok(ChannelOutput { ranked, confidence, evidence: HashMap::new() })
     }
 }
-
-/// Names of every channel this build has, in default order.
-pub const ALL_CHANNELS: &[&str] = &["bm25", "evidence", "citation", "hatten"];

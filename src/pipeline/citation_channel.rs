@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::channel::{Channel, ChannelOutput};
+use super::channel::{Channel, ChannelId, ChannelOutput};
 use super::query::Query;
 use crate::error::{Error, Result};
 use crate::index::vectors::VectorStore;
@@ -16,9 +16,6 @@ use crate::neural::bi_encoder::BiEncoder;
 
 /// Threads for the exact vector scan.
 const SEARCH_THREADS: usize = 2;
-
-/// The channel's name (in `--stages`, fusion and results).
-pub const CITATION: &str = "citation";
 
 pub struct CitationChannel {
     encoder: Arc<BiEncoder>,
@@ -50,8 +47,8 @@ impl CitationChannel {
 }
 
 impl Channel for CitationChannel {
-    fn name(&self) -> &'static str {
-        CITATION
+    fn id(&self) -> ChannelId {
+        ChannelId::Citation
     }
 
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {

@@ -1,13 +1,13 @@
 //! What other papers cited each candidate for, next to the query: the best
-//! cosine (citation bi-encoder) between the query's local text and the
+//! cosine (citation encoder) between the query's local text and the
 //! evidence spans that cite the candidate. The rerank stage's third signal;
 //! a paper that no span cites gets none. Span vectors come from the
 //! evidence stage's cache (the editor encodes them all at start).
 
 use std::sync::Arc;
 
-use super::evidence_channel::{RankedSpan, SpanReranker};
-use super::semantic_spans::SemanticSpans;
+use super::evidence_channel::RankedSpan;
+use super::span_cosines::SpanCosines;
 use crate::error::Result;
 use crate::library::Library;
 
@@ -15,18 +15,13 @@ use crate::library::Library;
 pub const SPANS_PER_PAPER: usize = 10;
 
 pub struct CitedFor {
-    spans: Arc<SemanticSpans>,
+    spans: Arc<SpanCosines>,
 }
 
 impl CitedFor {
-    pub fn new(spans: Arc<SemanticSpans>) -> CitedFor {
+    /// The signal over `spans` (shared with the evidence channel's cache).
+    pub fn new(spans: Arc<SpanCosines>) -> CitedFor {
         CitedFor { spans }
-    }
-
-    /// The process-wide instance (sharing the evidence stage's span cache),
-    /// when the citation bi-encoder is installed.
-    pub fn shared() -> Result<Arc<CitedFor>> {
-        Ok(Arc::new(CitedFor::new(SemanticSpans::shared()?)))
     }
 
     /// For each paper id, the best cosine of `local` to a span of

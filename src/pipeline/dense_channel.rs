@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::channel::{Channel, ChannelOutput};
+use super::channel::{Channel, ChannelId, ChannelOutput};
 use super::query::Query;
 use crate::error::{Error, Result};
 use crate::index::vectors::VectorStore;
@@ -41,8 +41,8 @@ pub fn query_doc(query: &Query) -> DocText {
 }
 
 impl Channel for DenseChannel {
-    fn name(&self) -> &'static str {
-        "hatten"
+    fn id(&self) -> ChannelId {
+        ChannelId::Hatten
     }
 
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tantivy::DocAddress;
 
-use super::channel::{Channel, ChannelOutput, EvidenceSnippet};
+use super::channel::{Channel, ChannelId, ChannelOutput, EvidenceSnippet};
 use super::query::Query;
 use crate::error::Result;
 use crate::evidence::record::SpanRecord;
@@ -262,8 +262,8 @@ pub fn snippet(record: &SpanRecord, paper: &str) -> EvidenceSnippet {
 }
 
 impl Channel for EvidenceChannel {
-    fn name(&self) -> &'static str {
-        "evidence"
+    fn id(&self) -> ChannelId {
+        ChannelId::Evidence
     }
 
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {

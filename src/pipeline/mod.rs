@@ -1,16 +1,25 @@
-//! Pipeline: query → channels → fusion → ranked, explained candidates.
+//! Pipeline: query → channels → fusion → rerank stage → ranked, explained
+//! candidates, over the models of a [`Models`] value.
 
+pub mod answer;
 pub mod channel;
 pub mod citation_channel;
 pub mod cited_for;
 pub mod dense_channel;
 pub mod evidence_channel;
+pub mod fusion;
+pub mod models;
 pub mod own_words;
-pub mod paper_similarity;
+pub mod paper_cosines;
 pub mod query;
 pub mod recommender;
-pub mod semantic_spans;
+pub mod rerank;
+pub mod span_cosines;
 pub mod worker;
 
+pub use answer::{Candidate, ChannelScore, Recommendations, SignalScore};
+pub use channel::ChannelId;
+pub use fusion::Fusion;
+pub use models::Models;
 pub use query::Query;
-pub use recommender::{Candidate, ChannelScore, Fusion, Recommendations, Recommender};
+pub use recommender::{Recommender, Settings, Stages};

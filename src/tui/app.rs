@@ -505,18 +505,7 @@ mod tests {
             doi: doi.into(),
             ..Default::default()
         };
-        Candidate {
-            id: id.into(),
-            score: 1.0,
-            channels: Vec::new(),
-            paper: Some(paper),
-            evidence: Vec::new(),
-            own_words: Vec::new(),
-            fused_rank: 1,
-            rerank: None,
-            semantic: None,
-            cited_for: None,
-        }
+        Candidate { score: 1.0, paper: Some(paper), fused_rank: 1, ..Candidate::new(id) }
     }
 
     fn results(c: Vec<Candidate>) -> Recommendations {

@@ -14,13 +14,13 @@ use super::screen;
 use crate::error::{Error, Result};
 use crate::library::Library;
 use crate::pipeline::worker::{Worker, WorkerEvent};
-use crate::pipeline::Recommender;
+use crate::pipeline::{Models, Recommender};
 
 /// Types `keys` characters into the editor, one every `gap`, while a new
 /// recommendation request with a long context is issued every 20 keys (each
 /// superseding the last, so the worker never idles). Returns the time from
 /// each key to the end of the frame that shows it, in milliseconds.
-pub fn input_latency(library: Arc<Library>, keys: usize, gap: Duration) -> Result<Vec<f64>> {
+pub fn input_latency(library: Arc<Library>, models: &Models, keys: usize, gap: Duration) -> Result<Vec<f64>> {
     let mut settings = AppSettings::defaults(library.papers().num_papers());
     settings.context_mode = ContextMode::Paragraph;
     settings.k = 20;
@@ -29,7 +29,7 @@ pub fn input_latency(library: Arc<Library>, keys: usize, gap: Duration) -> Resul
         .repeat(20);
     let mut app = App::new(&seed, None, "references.bib".into(), settings);
     app.cursor_to_end();
-    let worker = Worker::spawn(Recommender::new(library));
+    let worker = Worker::spawn(Recommender::new(library, models));
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).map_err(|e| Error::Library(e.to_string()))?;
     let text = "the quick brown fox jumps over the lazy dog while citations stream in ";
     let mut out = Vec::with_capacity(keys);

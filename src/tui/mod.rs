@@ -32,7 +32,7 @@ use crate::export::bibfile::{entries_of, planned_keys};
 use crate::export::{export, CiteSyntax};
 use crate::library::Library;
 use crate::pipeline::worker::{Worker, WorkerEvent};
-use crate::pipeline::Recommender;
+use crate::pipeline::{Models, Recommender};
 
 /// What the editor opens on.
 pub struct Options {
@@ -41,6 +41,8 @@ pub struct Options {
     pub library: PathBuf,
     pub config: Option<PathBuf>,
     pub autosave_dir: PathBuf,
+    /// The models the editor's recommender uses.
+    pub models: Models,
 }
 
 /// Everything the editor needs, loaded and checked before the terminal is
@@ -50,10 +52,11 @@ pub struct Session {
     pub library: Arc<Library>,
     pub config: Config,
     pub autosave: PathBuf,
+    pub models: Models,
 }
 
 /// Loads config, theme, keymap, library and draft.
-pub fn prepare(opts: &Options) -> Result<Session> {
+pub fn prepare(opts: Options) -> Result<Session> {
     let config_path = opts.config.clone().or_else(|| Config::dir().map(|d| d.join("config.toml")));
     let config = match &config_path {
         Some(p) => Config::load(p)?,
@@ -82,7 +85,8 @@ pub fn prepare(opts: &Options) -> Result<Session> {
         cite_syntax,
         key_style: config.key_style,
         k: config.results,
-        backend: "CPU".into(),
+        // Where the models run (the device is chosen once, before any loads).
+        backend: if opts.models.backend().is_gpu() { "GPU".into() } else { "CPU".into() },
         library_papers: library.papers().num_papers(),
         pdf_viewer: config.pdf_viewer.clone(),
     };
@@ -95,14 +99,14 @@ pub fn prepare(opts: &Options) -> Result<Session> {
             app.overlay = Overlay::Restore { text: saved.text, when: autosave::format_time(saved.saved_at) };
         }
     }
-    Ok(Session { app, library, config, autosave })
+    Ok(Session { app, library, config, autosave, models: opts.models })
 }
 
 /// Runs the editor until the user quits.
 pub fn run(session: Session) -> Result<()> {
-    let Session { mut app, library, config, autosave } = session;
-    let worker = Worker::spawn(Recommender::new(library.clone()));
-    warm_evidence_vectors(&library);
+    let Session { mut app, library, config, autosave, models } = session;
+    let worker = Worker::spawn(Recommender::new(library.clone(), &models));
+    warm_evidence_vectors(&library, &models);
     let mut terminal = ratatui::init();
     let result = event_loop(&mut terminal, &mut app, &worker, &library, &config, &autosave);
     ratatui::restore();
@@ -111,8 +115,8 @@ pub fn run(session: Session) -> Result<()> {
 
 /// Encodes the evidence spans for semantic ranking on a thread of its own,
 /// so that the first long queries need not (results never wait for it).
-fn warm_evidence_vectors(library: &Arc<Library>) {
-    let Ok(semantic) = crate::pipeline::semantic_spans::SemanticSpans::shared() else { return };
+fn warm_evidence_vectors(library: &Arc<Library>, models: &Models) {
+    let Ok(semantic) = models.span_cosines() else { return };
     let library = library.clone();
     let _ = std::thread::Builder::new().name("evidence-vectors".into()).spawn(move || {
         let _ = semantic.warm(&library, &|_, _| {});

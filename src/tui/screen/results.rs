@@ -5,6 +5,7 @@ use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::border;
+use crate::pipeline::rerank::{CITATION_BADGE, CITED_FOR_BADGE, RERANK_BADGE};
 use crate::tui::app::{App, Focus};
 
 const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
@@ -49,13 +50,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 None => (c.id.clone(), String::new()),
             };
             // Which stage ranked the paper where (see `badge`).
+            let signals = [(RERANK_BADGE, c.rerank), (CITATION_BADGE, c.citation), (CITED_FOR_BADGE, c.cited_for)];
             let channels: String = c
                 .channels
                 .iter()
-                .chain(c.rerank.as_ref())
-                .chain(c.semantic.as_ref())
-                .chain(c.cited_for.as_ref())
-                .map(|ch| format!("{}{} ", badge(ch.channel), ch.rank))
+                .map(|ch| (ch.channel.badge(), ch.rank))
+                .chain(signals.iter().filter_map(|(badge, s)| s.map(|s| (*badge, s.rank))))
+                .map(|(badge, rank)| format!("{badge}{rank} "))
                 .collect();
             let label = format!("  {:.2} {}", c.score, channels.trim_end());
             let title_style = if marked {
@@ -94,15 +95,4 @@ pub fn truncate(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
-}
-
-/// The letter that stands for a stage in a result's ranks: B(M25),
-/// E(vidence), N(eighbours by meaning: the citation channel), H(Atten),
-/// R(erank: the cross-encoder), S(emantic: the citation bi-encoder within
-/// the rerank stage), C(ited-for).
-fn badge(channel: &str) -> String {
-    match channel {
-        "citation" => "N".to_string(),
-        other => other.chars().next().map_or(String::new(), |c| c.to_uppercase().collect()),
-    }
 }

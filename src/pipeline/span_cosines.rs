@@ -1,13 +1,17 @@
-//! Conditional rank ensembling for evidence: for queries of at least
-//! `min_words` words, the prefetched spans are re-ranked by their lexical
-//! rank and their cosine rank under the citation bi-encoder together
-//! (reciprocal ranks, summed). Short queries keep the lexical order: there
-//! the exact words carry the signal. The same cosines, for the top spans of
-//! any query, tell the evidence channel how closely the database speaks of
-//! the query's claim (its confidence). Span vectors are cached in memory by
-//! text and kept in the library (`span-vectors/`, a `VectorStore` keyed by
-//! span text): `warm` encodes what is missing and saves it, `load_saved`
-//! reads it back, so a new process starts with every span encoded.
+//! Cosines of a query to evidence spans under the citation encoder, and
+//! conditional rank ensembling with them ([`SpanRanking`]): for queries of
+//! at least `min_words` words, the prefetched spans are re-ranked by their
+//! lexical rank and their cosine rank together (reciprocal ranks, summed).
+//! Short queries keep the lexical order: there the exact words carry the
+//! signal. The same cosines, for the top spans of any query, tell the
+//! evidence channel how closely the database speaks of the query's claim
+//! (its confidence), and give the rerank stage its cited-for signal. Span
+//! vectors are cached in memory by text and kept in the library
+//! (`span-vectors/`, a `VectorStore` keyed by span text): `warm` encodes
+//! what is missing and saves it, `load_saved` reads it back, so a new
+//! process starts with every span encoded. One `SpanCosines` per
+//! [`super::models::Models`], so every recommender of a front end shares
+//! the cache.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -18,9 +22,9 @@ use super::evidence_channel::{RankedSpan, SpanReranker};
 use crate::error::Result;
 use crate::index::vectors::VectorStore;
 use crate::library::Library;
-use crate::neural::bi_encoder::{shared_citation_encoder, BiEncoder};
+use crate::neural::bi_encoder::BiEncoder;
 
-/// Queries of at least this many words get the semantic re-ranking (tuned
+/// Queries of at least this many words get the semantic re-ranking (chosen
 /// on `val`, see CHANGELOG).
 pub const DEFAULT_MIN_WORDS: usize = 10;
 
@@ -30,9 +34,8 @@ const RRF_K: f32 = 60.0;
 /// Span vectors kept in memory at most (about 1.5 KB each).
 const CACHE_LIMIT: usize = 200_000;
 
-pub struct SemanticSpans {
+pub struct SpanCosines {
     encoder: Arc<BiEncoder>,
-    min_words: AtomicUsize,
     cache: Mutex<HashMap<String, Arc<[f32]>>>,
     /// The last query's vector (re-ranking and confidence ask for it twice).
     last_query: Mutex<Option<(String, Arc<[f32]>)>>,
@@ -46,32 +49,16 @@ pub struct SemanticSpans {
 /// the last saved batch).
 const WARM_BATCH: usize = 1024;
 
-impl SemanticSpans {
-    pub fn new(encoder: Arc<BiEncoder>) -> SemanticSpans {
-        SemanticSpans {
+impl SpanCosines {
+    /// Span cosines under `encoder` (the citation encoder).
+    pub fn new(encoder: Arc<BiEncoder>) -> SpanCosines {
+        SpanCosines {
             encoder,
-            min_words: AtomicUsize::new(DEFAULT_MIN_WORDS),
             cache: Mutex::new(HashMap::new()),
             last_query: Mutex::new(None),
             loaded: Mutex::new(HashSet::new()),
             encoded: AtomicUsize::new(0),
         }
-    }
-
-    /// The process-wide instance on the citation bi-encoder (its cache is
-    /// shared by every recommender), when the model is installed.
-    pub fn shared() -> Result<Arc<SemanticSpans>> {
-        static SHARED: Mutex<Option<Arc<SemanticSpans>>> = Mutex::new(None);
-        crate::util::load_once(&SHARED, || Ok(SemanticSpans::new(shared_citation_encoder()?)))
-    }
-
-    /// Query length (in words) from which the semantic ranks count.
-    pub fn set_min_words(&self, n: usize) {
-        self.min_words.store(n, Ordering::Relaxed);
-    }
-
-    pub fn min_words(&self) -> usize {
-        self.min_words.load(Ordering::Relaxed)
     }
 
     /// Span texts this process has encoded so far.
@@ -190,12 +177,26 @@ impl SemanticSpans {
     }
 }
 
-impl SpanReranker for SemanticSpans {
+/// The evidence channel's span re-ranker: conditional rank ensembling of
+/// the lexical order with the cosine order, for queries of at least
+/// `min_words` words.
+pub struct SpanRanking {
+    cosines: Arc<SpanCosines>,
+    min_words: usize,
+}
+
+impl SpanRanking {
+    pub fn new(cosines: Arc<SpanCosines>, min_words: usize) -> SpanRanking {
+        SpanRanking { cosines, min_words }
+    }
+}
+
+impl SpanReranker for SpanRanking {
     fn rerank(&self, query: &str, spans: &mut Vec<RankedSpan>) -> Result<()> {
-        if spans.len() < 2 || query.split_whitespace().count() < self.min_words() {
+        if spans.len() < 2 || query.split_whitespace().count() < self.min_words {
             return Ok(());
         }
-        let cos = self.similarity(query, spans)?;
+        let cos = self.cosines.similarity(query, spans)?;
         let mut by_cos: Vec<usize> = (0..spans.len()).collect();
         by_cos.sort_by(|&a, &b| cos[b].total_cmp(&cos[a]));
         let mut semantic_rank = vec![0usize; spans.len()];
@@ -212,6 +213,13 @@ impl SpanReranker for SemanticSpans {
     }
 
     fn similarity(&self, query: &str, spans: &[RankedSpan]) -> Result<Vec<f32>> {
+        self.cosines.similarity(query, spans)
+    }
+}
+
+impl SpanCosines {
+    /// Cosine of the query text to each of `spans`.
+    pub fn similarity(&self, query: &str, spans: &[RankedSpan]) -> Result<Vec<f32>> {
         if spans.is_empty() {
             return Ok(Vec::new());
         }

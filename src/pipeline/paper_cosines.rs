@@ -1,6 +1,6 @@
-//! How close candidate papers come to the query under the citation
-//! bi-encoder (a model tuned on citation context → cited paper pairs): the
-//! rerank stage's second signal beside the cross-encoder. Paper vectors are
+//! How close candidate papers come to the query under the citation encoder
+//! (a bi-encoder tuned on citation context → cited paper pairs): the rerank
+//! stage's second signal beside the cross-encoder. Paper vectors are
 //! cached by id, so papers that come back for the next query cost nothing.
 
 use std::collections::HashMap;
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
 use crate::index::vectors::VectorStore;
-use crate::neural::bi_encoder::{paper_text, shared_citation_encoder, BiEncoder};
+use crate::neural::bi_encoder::{paper_text, BiEncoder};
 
 /// Paper vectors kept in memory at most (about 1.5 KB each).
 const CACHE_LIMIT: usize = 20_000;
@@ -20,21 +20,16 @@ pub struct PaperText<'a> {
     pub abstract_text: &'a str,
 }
 
-pub struct PaperSimilarity {
+pub struct PaperCosines {
     encoder: Arc<BiEncoder>,
     cache: Mutex<HashMap<String, Arc<[f32]>>>,
 }
 
-impl PaperSimilarity {
-    pub fn new(encoder: Arc<BiEncoder>) -> PaperSimilarity {
-        PaperSimilarity { encoder, cache: Mutex::new(HashMap::new()) }
-    }
-
-    /// The process-wide instance (its cache shared by every recommender),
-    /// when the citation bi-encoder is installed.
-    pub fn shared() -> Result<Arc<PaperSimilarity>> {
-        static SHARED: Mutex<Option<Arc<PaperSimilarity>>> = Mutex::new(None);
-        crate::util::load_once(&SHARED, || Ok(PaperSimilarity::new(shared_citation_encoder()?)))
+impl PaperCosines {
+    /// Paper cosines under `encoder` (the citation encoder); one per
+    /// [`super::models::Models`], so its cache serves every recommender.
+    pub fn new(encoder: Arc<BiEncoder>) -> PaperCosines {
+        PaperCosines { encoder, cache: Mutex::new(HashMap::new()) }
     }
 
     /// The encoder the vectors come from.

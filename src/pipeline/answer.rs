@@ -1,0 +1,172 @@
+//! What the pipeline answers: ranked candidates with how each stage ranked
+//! them, their records and evidence, the timings and the notices.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::channel::{ChannelId, EvidenceSnippet};
+use crate::corpus::Paper;
+
+/// How one channel ranked a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ChannelScore {
+    pub channel: ChannelId,
+    /// 1-based rank within the channel.
+    pub rank: usize,
+    pub score: f32,
+}
+
+/// How one signal of the rerank stage ranked a candidate among the
+/// reranked ones.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SignalScore {
+    /// 1-based rank among the reranked candidates the signal scored.
+    pub rank: usize,
+    pub score: f32,
+}
+
+/// A recommended paper.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    pub id: String,
+    /// Final score (fused when several channels ran).
+    pub score: f32,
+    /// Every channel that found the paper.
+    pub channels: Vec<ChannelScore>,
+    /// The stored record; absent when the request asked for ids only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paper: Option<Paper>,
+    /// Spans of sentences in which other papers cited this one.
+    pub evidence: Vec<EvidenceSnippet>,
+    /// The sentences of the paper's own abstract that best match the query
+    /// (shown when no evidence cites it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub own_words: Vec<String>,
+    /// 1-based rank after fusing the channels (before reranking).
+    pub fused_rank: usize,
+    /// The cross-encoder's rank and score (0..1), when it ran on this paper.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<SignalScore>,
+    /// The citation encoder's rank and cosine among the reranked papers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub citation: Option<SignalScore>,
+    /// Rank and best cosine of the query to the evidence spans citing this
+    /// paper, among the reranked papers that have any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cited_for: Option<SignalScore>,
+}
+
+impl Candidate {
+    /// A candidate found by nothing yet: no score, no record, no ranks.
+    pub fn new(id: impl Into<String>) -> Candidate {
+        Candidate {
+            id: id.into(),
+            score: 0.0,
+            channels: Vec::new(),
+            paper: None,
+            evidence: Vec::new(),
+            own_words: Vec::new(),
+            fused_rank: 0,
+            rerank: None,
+            citation: None,
+            cited_for: None,
+        }
+    }
+}
+
+/// The answer to a query.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Recommendations {
+    /// The last stage that contributed (a channel name, or `rerank`).
+    pub stage: String,
+    /// Whether every stage has run (false for the early results of a stream).
+    pub complete: bool,
+    pub candidates: Vec<Candidate>,
+    /// Wall time per stage, in order.
+    #[serde(serialize_with = "ser_timings")]
+    pub timings: Vec<(String, Duration)>,
+    /// Changes made to the query (e.g. truncation).
+    pub notices: Vec<String>,
+}
+
+/// The notice of a complete answer with no paper in it.
+pub const NO_MATCH: &str = "no paper in the library matched the query's words (is it in the library's language?)";
+
+/// The notice of a complete answer whose papers only the channels that
+/// compare meaning found, though the word-matching ones ran.
+pub const MEANING_ONLY: &str =
+    "no paper in the library matched the query's words; these are only near it by meaning (is it in the library's language?)";
+
+impl Recommendations {
+    /// Says so in the notices when every stage ran and nothing was found
+    /// (e.g. a query in a script the library's papers are not written in),
+    /// or when the word-matching channels ran and found none of the papers
+    /// (then only a dense channel's nearest neighbours are left, which for
+    /// a language the encoders do not know are close to arbitrary).
+    pub(crate) fn noting_no_results(mut self) -> Recommendations {
+        if !self.complete {
+            return self;
+        }
+        if self.candidates.is_empty() {
+            self.notices.push(NO_MATCH.to_string());
+        } else {
+            let words_ran = self.timings.iter().any(|(stage, _)| ChannelId::from_name(stage).is_some_and(ChannelId::matches_words));
+            let words_found = self.candidates.iter().any(|c| c.channels.iter().any(|ch| ch.channel.matches_words()));
+            if words_ran && !words_found {
+                self.notices.push(MEANING_ONLY.to_string());
+            }
+        }
+        self
+    }
+}
+
+fn ser_timings<S: serde::Serializer>(t: &[(String, Duration)], s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(t.len()))?;
+    for (k, d) in t {
+        m.serialize_entry(&format!("{k}_ms"), &(d.as_secs_f64() * 1000.0))?;
+    }
+    m.end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ChannelId::{Bm25, Citation, Evidence};
+
+    fn answer(stages: &[ChannelId], found_by: &[&[ChannelId]]) -> Recommendations {
+        let candidates = found_by
+            .iter()
+            .enumerate()
+            .map(|(i, chs)| Candidate {
+                score: 1.0,
+                channels: chs.iter().map(|&channel| ChannelScore { channel, rank: i + 1, score: 1.0 }).collect(),
+                fused_rank: i + 1,
+                ..Candidate::new(format!("p{i}"))
+            })
+            .collect();
+        let timings = stages.iter().map(|s| (s.name().to_string(), Duration::ZERO)).collect();
+        Recommendations { stage: "fuse".into(), complete: true, candidates, timings, notices: Vec::new() }
+    }
+
+    #[test]
+    fn an_answer_found_only_by_meaning_says_so_when_word_channels_ran() {
+        let meaning_only = answer(&[Bm25, Evidence, Citation], &[&[Citation], &[Citation]]).noting_no_results();
+        assert_eq!(meaning_only.notices, [MEANING_ONLY]);
+        let with_words = answer(&[Bm25, Evidence, Citation], &[&[Citation], &[Bm25, Citation]]).noting_no_results();
+        assert!(with_words.notices.is_empty(), "{:?}", with_words.notices);
+        let citation_alone = answer(&[Citation], &[&[Citation]]).noting_no_results();
+        assert!(citation_alone.notices.is_empty(), "only the citation channel was asked for");
+        assert_eq!(answer(&[Bm25, Citation], &[]).noting_no_results().notices, [NO_MATCH]);
+        let mut partial = answer(&[Bm25, Citation], &[&[Citation]]);
+        partial.complete = false;
+        assert!(partial.noting_no_results().notices.is_empty(), "early results of a stream say nothing yet");
+    }
+
+    #[test]
+    fn channel_names_serialise_as_before() {
+        let s = ChannelScore { channel: Citation, rank: 2, score: 0.5 };
+        assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"channel":"citation","rank":2,"score":0.5}"#);
+    }
+}

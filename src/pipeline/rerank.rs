@@ -1,0 +1,275 @@
+//! The rerank stage: the top K_r fused candidates reordered by three
+//! signals beside their fused order — the cross-encoder's score, the
+//! citation encoder's cosine of query and paper, and what other papers
+//! cited each candidate for (cited-for) — each by reciprocal rank.
+//! [`RerankStage::score`] computes the signals (model work, on threads);
+//! [`combine`] turns them into the new order and is pure.
+
+use std::sync::Arc;
+
+use super::answer::{Candidate, SignalScore};
+use super::cited_for::CitedFor;
+use super::fusion::Fusion;
+use super::paper_cosines::{PaperCosines, PaperText};
+use super::query::Query;
+use crate::error::Result;
+use crate::index::vectors::VectorStore;
+use crate::library::Library;
+use crate::neural::reranker::Reranker;
+
+/// Fused candidates the reranker reorders (K_r) on the CPU: each one more
+/// costs ~60 ms on 2 cores, and the end-to-end budget there is 2 s.
+pub const CPU_RERANK_DEPTH: usize = 20;
+
+/// K_r when the reranker runs on a GPU: the deepest that keeps a query
+/// within the 300 ms budget there (p50 ~190 ms on an H100; 200 candidates
+/// took ~400 ms).
+pub const GPU_RERANK_DEPTH: usize = 100;
+
+/// The name of the rerank stage (in `--stages`, timings and results).
+pub const RERANK: &str = "rerank";
+
+/// The badges the editor shows before each signal's rank.
+pub const RERANK_BADGE: char = 'R';
+pub const CITATION_BADGE: char = 'S';
+pub const CITED_FOR_BADGE: char = 'C';
+
+/// The share of the reranked papers the citation encoder scores on a
+/// thread of its own while the cross-encoder runs: with ~32 ms a pair for
+/// the cross-encoder and ~72 ms a paper for the citation encoder on one
+/// core, 0.7 gives both threads about the same work.
+const CITATION_SHARE: f32 = 0.7;
+
+/// The rerank stage: the cross-encoder and, when the citation encoder is
+/// installed, its two signals.
+pub struct RerankStage {
+    reranker: Arc<Reranker>,
+    /// Query-to-paper cosines under the citation encoder.
+    papers: Option<Arc<PaperCosines>>,
+    cited_for: Option<CitedFor>,
+    /// The library's paper vectors under the citation encoder (then only
+    /// the query is encoded for the citation signal).
+    stored: Option<Arc<VectorStore>>,
+    depth: usize,
+}
+
+/// The signals of the reranked candidates, in their fused order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Signals {
+    /// The cross-encoder's probability of each pair.
+    pub rerank: Vec<f32>,
+    /// The citation encoder's cosine of query and paper (none: not run).
+    pub citation: Option<Vec<f32>>,
+    /// The best cosine of the query to a span citing the paper (none: no
+    /// span cites it, or the signal does not count for this query).
+    pub cited_for: Vec<Option<f32>>,
+}
+
+/// How much each signal counts (see [`Fusion`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub rrf_k: f32,
+    pub rerank: f32,
+    pub citation: f32,
+    pub cited_for: f32,
+}
+
+impl Weights {
+    /// The weights of `fusion` for a query whose evidence confidence is
+    /// `evidence_confidence`.
+    pub fn of(fusion: &Fusion, evidence_confidence: f32) -> Weights {
+        Weights {
+            rrf_k: fusion.rrf_k,
+            rerank: fusion.rerank_weight,
+            citation: fusion.rerank_citation_weight,
+            cited_for: fusion.cited_for_weight_at(evidence_confidence),
+        }
+    }
+}
+
+impl RerankStage {
+    /// The stage with the cross-encoder alone, at the depth that suits the
+    /// device it runs on.
+    pub fn new(reranker: Arc<Reranker>) -> RerankStage {
+        let depth = if reranker.on_gpu { GPU_RERANK_DEPTH } else { CPU_RERANK_DEPTH };
+        RerankStage { reranker, papers: None, cited_for: None, stored: None, depth }
+    }
+
+    /// Adds the citation encoder's signals: paper cosines (from `stored`
+    /// vectors where the library has them) and cited-for.
+    pub fn with_citation(mut self, papers: Arc<PaperCosines>, cited_for: CitedFor, stored: Option<Arc<VectorStore>>) -> RerankStage {
+        self.papers = Some(papers);
+        self.cited_for = Some(cited_for);
+        self.stored = stored;
+        self
+    }
+
+    /// Candidates reordered (K_r).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    pub fn set_depth(&mut self, depth: usize) {
+        self.depth = depth;
+    }
+
+    pub fn reranker(&self) -> &Reranker {
+        &self.reranker
+    }
+
+    /// The signals of `candidates` (records read), in order. The scorers
+    /// are independent and each runs on one core, so they run side by
+    /// side: the citation encoder (the slowest, ~2.3x the cross-encoder per
+    /// paper) takes the first `CITATION_SHARE` of the papers on a thread of
+    /// its own while this thread scores every pair with the cross-encoder,
+    /// then the rest of the papers. When the library keeps every
+    /// candidate's citation vector, only the query is left to encode, and
+    /// the cross-encoder's pairs are split over two threads instead. The
+    /// cited-for signal is computed only when `cited_for_counts`.
+    pub fn score(&self, library: &Library, query: &Query, candidates: &[Candidate], cited_for_counts: bool) -> Result<Signals> {
+        let n = candidates.len();
+        let local = query.local_text();
+        let q = self.reranker.query(&local, &query.title, &query.abstract_text)?;
+        let texts: Vec<(&str, &str)> =
+            candidates.iter().map(|c| c.paper.as_ref().map_or(("", ""), |p| (p.title.as_str(), p.abstract_text.as_str()))).collect();
+        let ids: Vec<&str> = candidates.iter().map(|c| c.id.as_str()).collect();
+        let papers: Vec<PaperText> =
+            ids.iter().zip(&texts).map(|(id, (title, abstract_text))| PaperText { id, title, abstract_text }).collect();
+        let stored = self.stored.as_deref();
+        let all_stored = self.papers.is_none() || stored.is_some_and(|s| ids.iter().all(|id| s.vector(id).is_some()));
+        let cosines = |part: &[PaperText]| self.papers.as_ref().map(|p| p.cosines(&local, part, stored)).transpose();
+        let reranker = &*self.reranker;
+        let (rerank, citation, cited_for) = std::thread::scope(|s| {
+            let cited = s.spawn(|| -> Result<Vec<Option<f32>>> {
+                match &self.cited_for {
+                    Some(cf) if cited_for_counts => cf.best_cosines(library, &local, &ids, &query.citing_keys()),
+                    _ => Ok(vec![None; n]),
+                }
+            });
+            let (rerank, citation) = if all_stored && n > 1 {
+                let half = n.div_ceil(2);
+                let (q, texts) = (&q, &texts);
+                let second = s.spawn(move || reranker.score(q, &texts[half..]));
+                let first = reranker.score(q, &texts[..half]);
+                let citation = cosines(&papers);
+                let second = second.join().expect("cross-encoder scorer panicked");
+                (first.and_then(|mut a| second.map(|b| a.extend(b)).map(|_| a)), citation)
+            } else {
+                let split = ((n as f32 * CITATION_SHARE).ceil() as usize).min(n);
+                let (head, tail) = papers.split_at(split);
+                let head = s.spawn(move || cosines(head));
+                let rerank = reranker.score(&q, &texts);
+                let tail = if tail.is_empty() { Ok(None) } else { cosines(tail) };
+                let citation = match (head.join().expect("citation scorer panicked"), tail) {
+                    (Ok(Some(mut h)), Ok(t)) => {
+                        h.extend(t.unwrap_or_default());
+                        Ok(Some(h))
+                    }
+                    (Ok(None), _) => Ok(None),
+                    (Err(e), _) | (_, Err(e)) => Err(e),
+                };
+                (rerank, citation)
+            };
+            (rerank, citation, cited.join().expect("cited-for scorer panicked"))
+        });
+        Ok(Signals { rerank: rerank?, citation: citation?, cited_for: cited_for? })
+    }
+}
+
+/// Records each signal's ranks on `reranked` (the top K_r, in fused
+/// order) and reorders them by `1/(k + fused rank)` plus each signal's
+/// weight over `k +` its rank; `rest` keep their fused order below, scored
+/// by their fused rank alone.
+pub fn combine(reranked: &mut [Candidate], rest: &mut [Candidate], signals: &Signals, w: Weights) {
+    let k = w.rrf_k;
+    let with_evidence: Vec<usize> = (0..reranked.len()).filter(|&i| signals.cited_for.get(i).is_some_and(Option::is_some)).collect();
+    let cited_cos: Vec<f32> = with_evidence.iter().map(|&i| signals.cited_for[i].unwrap_or_default()).collect();
+    for (rank, &j) in order_of(&cited_cos).iter().enumerate() {
+        reranked[with_evidence[j]].cited_for = Some(SignalScore { rank: rank + 1, score: cited_cos[j] });
+    }
+    for (rank, &i) in order_of(&signals.rerank).iter().enumerate() {
+        reranked[i].rerank = Some(SignalScore { rank: rank + 1, score: signals.rerank[i] });
+    }
+    if let Some(cos) = &signals.citation {
+        for (rank, &i) in order_of(cos).iter().enumerate() {
+            reranked[i].citation = Some(SignalScore { rank: rank + 1, score: cos[i] });
+        }
+    }
+    let by = |s: &Option<SignalScore>, w: f32| s.as_ref().map_or(0.0, |s| w / (k + s.rank as f32));
+    for c in reranked.iter_mut() {
+        c.score = 1.0 / (k + c.fused_rank as f32) + by(&c.rerank, w.rerank) + by(&c.citation, w.citation) + by(&c.cited_for, w.cited_for);
+    }
+    for c in rest.iter_mut() {
+        c.score = 1.0 / (k + c.fused_rank as f32);
+    }
+    reranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.fused_rank.cmp(&b.fused_rank)));
+}
+
+/// Indices of `scores`, highest first.
+fn order_of(scores: &[f32]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fused(ids: &[&str]) -> Vec<Candidate> {
+        ids.iter().enumerate().map(|(i, id)| Candidate { fused_rank: i + 1, ..Candidate::new(*id) }).collect()
+    }
+
+    fn ids(c: &[Candidate]) -> Vec<&str> {
+        c.iter().map(|c| c.id.as_str()).collect()
+    }
+
+    const EVEN: Weights = Weights { rrf_k: 5.0, rerank: 0.5, citation: 0.25, cited_for: 0.5 };
+
+    #[test]
+    fn a_unanimous_cross_encoder_reverses_a_short_list() {
+        let mut top = fused(&["a", "b", "c"]);
+        let signals = Signals { rerank: vec![0.1, 0.5, 0.9], citation: None, cited_for: vec![None; 3] };
+        combine(&mut top, &mut [], &signals, Weights { rerank: 10.0, ..EVEN });
+        assert_eq!(ids(&top), ["c", "b", "a"]);
+        assert_eq!(top[0].rerank, Some(SignalScore { rank: 1, score: 0.9 }));
+        assert_eq!(top[0].citation, None, "the citation encoder did not run");
+    }
+
+    #[test]
+    fn signals_weigh_by_reciprocal_rank_and_ties_keep_the_fused_order() {
+        let mut top = fused(&["a", "b"]);
+        // Each signal prefers the other paper: with equal weights the
+        // scores tie and the fused order stands.
+        let signals = Signals { rerank: vec![0.9, 0.1], citation: Some(vec![0.1, 0.9]), cited_for: vec![None, None] };
+        combine(&mut top, &mut [], &signals, Weights { rerank: 1.0, citation: 1.0, ..EVEN });
+        assert_eq!(ids(&top), ["a", "b"]);
+        let expected = 1.0 / 6.0 + 1.0 / 6.0 + 1.0 / 7.0;
+        assert!((top[0].score - expected).abs() < 1e-6, "{} vs {expected}", top[0].score);
+        assert_eq!(top[1].citation, Some(SignalScore { rank: 1, score: 0.9 }));
+    }
+
+    #[test]
+    fn cited_for_ranks_only_the_papers_evidence_cites() {
+        let mut top = fused(&["a", "b", "c"]);
+        let signals = Signals { rerank: vec![0.5, 0.5, 0.5], citation: None, cited_for: vec![None, Some(0.2), Some(0.8)] };
+        combine(&mut top, &mut [], &signals, Weights { rerank: 0.0, cited_for: 5.0, ..EVEN });
+        assert_eq!(ids(&top), ["c", "b", "a"]);
+        let a = top.iter().find(|c| c.id == "a").unwrap();
+        assert_eq!(a.cited_for, None);
+        assert_eq!(top[0].cited_for, Some(SignalScore { rank: 1, score: 0.8 }));
+        let mut no_weight = fused(&["a", "b", "c"]);
+        combine(&mut no_weight, &mut [], &signals, Weights { rerank: 0.0, cited_for: 0.0, ..EVEN });
+        assert_eq!(ids(&no_weight), ["a", "b", "c"], "a zero weight leaves the fused order");
+    }
+
+    #[test]
+    fn the_rest_keep_their_fused_order_below() {
+        let mut all = fused(&["a", "b", "c", "d"]);
+        let (top, rest) = all.split_at_mut(2);
+        combine(top, rest, &Signals { rerank: vec![0.0, 1.0], citation: None, cited_for: vec![None; 2] }, EVEN);
+        assert_eq!(ids(&all), ["b", "a", "c", "d"]);
+        assert!(all[1].score > all[2].score, "a reranked paper stays above the rest");
+        assert_eq!(all[3].score, 1.0 / (5.0 + 4.0));
+    }
+}
