@@ -11,7 +11,7 @@ use ratatui::Terminal;
 
 use citewise::export::{ExportReport, Exported};
 use citewise::library::Library;
-use citewise::pipeline::{Models, Query, Recommender};
+use citewise::pipeline::{Models, Query, Recommendations, Recommender};
 use citewise::tui::app::{App, AppSettings, Focus};
 use citewise::tui::{demo, screen};
 
@@ -33,6 +33,11 @@ const DRAFT: &str = "\\title{Recommending Citations While You Write}\n\nSearch e
 /// vectors happen to be present; without the models the test skips (fails
 /// under `CI=true`).
 fn app_with_results() -> Option<(tempfile::TempDir, App)> {
+    app_with_edited_results(|_| {})
+}
+
+/// Same, with the results changed by `edit` before they reach the app.
+fn app_with_edited_results(edit: impl FnOnce(&mut Recommendations)) -> Option<(tempfile::TempDir, App)> {
     if !common::models_or_fail("the editor snapshots with results") {
         return None;
     }
@@ -45,8 +50,9 @@ fn app_with_results() -> Option<(tempfile::TempDir, App)> {
     let rec = Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25", "evidence", "rerank"]).unwrap();
     let mut r = rec.recommend(&q).unwrap();
     r.timings.clear(); // wall times vary; keep the snapshot stable
+    edit(&mut r);
     let terms = lib.papers().query_terms(&q.local_text());
-    a.pending = Some(1);
+    a.on_requested(1);
     a.on_results(1, r, terms);
     Some((dir, a))
 }
@@ -61,8 +67,8 @@ fn results_with_evidence() {
     let Some((_d, mut a)) = app_with_results() else { return };
     a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
     a.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
-    assert_eq!(a.focus, Focus::Results);
-    assert_eq!(a.marked.len(), 1);
+    assert_eq!(a.focus(), Focus::Results);
+    assert_eq!(a.marked_count(), 1);
     let top = a.visible()[0].paper.as_ref().unwrap().title.clone();
     assert_eq!(top, "Learning to Personalize Query Auto-Completion");
     insta::assert_snapshot!(render(&a, 120, 30));
@@ -97,10 +103,14 @@ fn narrow_80x24() {
 /// query, said to be the paper's own words, with the query terms marked.
 #[test]
 fn abstract_when_nothing_cites_a_paper() {
-    let Some((_d, mut a)) = app_with_results() else { return };
-    let top = &mut a.results.as_mut().unwrap().candidates[0];
-    top.evidence.clear();
-    let best = top.own_words.clone();
+    let mut best = Vec::new();
+    let Some((_d, a)) = app_with_edited_results(|r| {
+        let top = &mut r.candidates[0];
+        top.evidence.clear();
+        best = top.own_words.clone();
+    }) else {
+        return;
+    };
     let screen = render(&a, 120, 30);
     assert!(screen.contains("From the paper's own abstract"), "{screen}");
     assert!(!screen.contains("support"), "no evidence line is shown: {screen}");
@@ -111,17 +121,20 @@ fn abstract_when_nothing_cites_a_paper() {
 /// `o` on an evidence sentence read from a PDF opens that PDF at its page.
 #[test]
 fn open_the_citing_document_from_the_evidence_pane() {
-    let Some((_d, mut a)) = app_with_results() else { return };
-    let top = &mut a.results.as_mut().unwrap().candidates[0];
-    top.evidence[0].citing_file = Some("/papers/session-aware.pdf".into());
-    top.evidence[0].citing_page = Some(4);
+    let Some((_d, mut a)) = app_with_edited_results(|r| {
+        let top = &mut r.candidates[0];
+        top.evidence[0].citing_file = Some("/papers/session-aware.pdf".into());
+        top.evidence[0].citing_page = Some(4);
+    }) else {
+        return;
+    };
     a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
     a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
-    assert_eq!(a.focus, Focus::Evidence);
+    assert_eq!(a.focus(), Focus::Evidence);
     let effects = a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE));
     assert_eq!(effects, [citewise::tui::app::Effect::OpenFile { path: "/papers/session-aware.pdf".into(), page: Some(4) }]);
     // Evidence without a file (from a prepared corpus) says so.
     a.on_key(KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE));
     assert!(a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE)).is_empty());
-    assert!(a.status.contains("did not come from a file"), "{}", a.status);
+    assert!(a.status().contains("did not come from a file"), "{}", a.status());
 }

@@ -3,11 +3,12 @@
 //! [`Effect`]s for the runtime to carry out.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
+use super::config::{CiteSyntaxSetting, Config};
 use super::context::{cursor_context, selection_context, ContextMode};
 use super::keymap::{Action, Key, Keymap};
 use super::theme::Theme;
@@ -73,26 +74,33 @@ pub struct ResultsView {
     pub query_terms: Vec<String>,
 }
 
+/// The editor's state. The runtime reads it through the accessors below and
+/// changes it only by reporting what happened (`on_key`, `on_results`,
+/// `on_requested`, ...), so that the draft's title and abstract, the
+/// selection and the pending request stay consistent.
 pub struct App {
-    pub editor: TextArea<'static>,
-    pub draft: Option<PathBuf>,
-    pub bib: PathBuf,
-    pub focus: Focus,
-    pub overlay: Overlay,
-    pub results: Option<ResultsView>,
+    editor: TextArea<'static>,
+    /// The draft's title and abstract ([`global_context`] of the text),
+    /// recomputed whenever the text changes.
+    global: (String, String),
+    draft: Option<PathBuf>,
+    bib: PathBuf,
+    focus: Focus,
+    overlay: Overlay,
+    results: Option<ResultsView>,
     /// Index into the visible (filtered) results.
-    pub selected: usize,
-    pub evidence_selected: usize,
-    pub marked: BTreeSet<String>,
-    pub filter: String,
-    pub pending: Option<u64>,
-    pub status: String,
-    pub dirty: bool,
+    selected: usize,
+    evidence_selected: usize,
+    marked: BTreeSet<String>,
+    filter: String,
+    pending: Option<u64>,
+    status: String,
+    dirty: bool,
     quit_armed: bool,
-    pub spinner: usize,
-    pub settings: AppSettings,
+    spinner: usize,
+    settings: AppSettings,
     /// (key, DOI, normalised title) of the bibliography file's entries.
-    pub bib_entries: Vec<(String, String, String)>,
+    bib_entries: Vec<(String, String, String)>,
 }
 
 /// What the configuration and the library decide for the editor.
@@ -102,27 +110,53 @@ pub struct AppSettings {
     pub context_mode: ContextMode,
     pub cite_syntax: CiteSyntax,
     pub key_style: KeyStyle,
+    /// Papers shown per request.
     pub k: usize,
-    pub backend: String,
+    /// Where the reranker runs, as the status bar shows it ([`reranker_device`]).
+    pub device: String,
     pub library_papers: u64,
     /// Command that opens a citing PDF at a page (`pdf_viewer` in the config).
     pub pdf_viewer: Option<String>,
 }
 
 impl AppSettings {
-    /// The defaults of an empty configuration, for a library of this size.
-    pub fn defaults(library_papers: u64) -> AppSettings {
+    /// What `config` decides, with its theme already loaded, for a draft (whose
+    /// extension picks the citation syntax under `cite_syntax = "auto"`) and a
+    /// library of `library_papers` papers.
+    pub fn from_config(config: &Config, theme: Theme, draft: Option<&Path>, library_papers: u64) -> AppSettings {
+        let cite_syntax = match config.cite_syntax {
+            CiteSyntaxSetting::Latex => CiteSyntax::Latex,
+            CiteSyntaxSetting::Markdown => CiteSyntax::Markdown,
+            CiteSyntaxSetting::Auto => draft.map(CiteSyntax::for_file).unwrap_or_default(),
+        };
         AppSettings {
-            keymap: Keymap::default(),
-            theme: Theme::load("dark", None).expect("the dark theme is built in"),
-            context_mode: ContextMode::Sentence,
-            cite_syntax: CiteSyntax::Latex,
-            key_style: KeyStyle::AuthorYearFirstword,
-            k: 10,
-            backend: "CPU".into(),
+            keymap: Keymap::with_overrides(&config.keys),
+            theme,
+            context_mode: config.context,
+            cite_syntax,
+            key_style: config.key_style,
+            k: config.results,
+            device: reranker_device(false, ""),
             library_papers,
-            pdf_viewer: None,
+            pdf_viewer: config.pdf_viewer.clone(),
         }
+    }
+
+    /// The settings of an empty configuration, for a library of this size.
+    pub fn defaults(library_papers: u64) -> AppSettings {
+        let config = Config::default();
+        let theme = Theme::load(&config.theme, None).expect("the default theme is built in");
+        AppSettings::from_config(&config, theme, None, library_papers)
+    }
+}
+
+/// Where the reranker runs, as the status bar names it: `CPU`, or on a
+/// hardware GPU `GPU: ` and the backend and adapter (`wgpu on …`).
+pub fn reranker_device(on_gpu: bool, backend: &str) -> String {
+    match (on_gpu, backend) {
+        (false, _) => "CPU".into(),
+        (true, "") => "GPU".into(),
+        (true, backend) => format!("GPU: {backend}"),
     }
 }
 
@@ -132,6 +166,8 @@ impl App {
         editor.set_wrap_mode(WrapMode::WordOrGlyph);
         editor.set_max_histories(1000);
         App {
+            // Of the text as the editor holds it (no `\r`), as after each edit.
+            global: global_context(&editor.lines().join("\n")),
             editor,
             draft,
             bib,
@@ -158,8 +194,127 @@ impl App {
 
     /// The draft's title and abstract, read from LaTeX (`\title{..}`,
     /// `abstract` environment) or Markdown front matter (`title:`, `abstract:`).
-    pub fn global_context(&self) -> (String, String) {
-        global_context(&self.text())
+    pub fn global_context(&self) -> (&str, &str) {
+        (&self.global.0, &self.global.1)
+    }
+
+    /// The text changed (typing, a restored autosave, an inserted citation).
+    fn edited(&mut self) {
+        self.dirty = true;
+        self.global = global_context(&self.text());
+    }
+
+    pub fn editor(&self) -> &TextArea<'static> {
+        &self.editor
+    }
+
+    /// The draft's file, if it has one.
+    pub fn draft(&self) -> Option<&Path> {
+        self.draft.as_deref()
+    }
+
+    /// The bibliography file exports go to.
+    pub fn bib(&self) -> &Path {
+        &self.bib
+    }
+
+    pub fn focus(&self) -> Focus {
+        self.focus
+    }
+
+    pub fn overlay(&self) -> &Overlay {
+        &self.overlay
+    }
+
+    /// The results of the newest request that sent any.
+    pub fn results(&self) -> Option<&ResultsView> {
+        self.results.as_ref()
+    }
+
+    /// Index of the highlighted paper among the visible results.
+    pub fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// Index of the highlighted evidence of the highlighted paper.
+    pub fn evidence_selected(&self) -> usize {
+        self.evidence_selected
+    }
+
+    pub fn is_marked(&self, id: &str) -> bool {
+        self.marked.contains(id)
+    }
+
+    pub fn marked_count(&self) -> usize {
+        self.marked.len()
+    }
+
+    /// The results filter as typed.
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// Whether a request is out and its complete results have not arrived.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The status bar's message.
+    pub fn status(&self) -> &str {
+        &self.status
+    }
+
+    pub fn set_status(&mut self, message: impl Into<String>) {
+        self.status = message.into();
+    }
+
+    /// Whether the text changed since it was opened or saved.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// The frame of the busy spinner.
+    pub fn spinner(&self) -> usize {
+        self.spinner
+    }
+
+    /// Advances the busy spinner.
+    pub fn tick(&mut self) {
+        self.spinner = self.spinner.wrapping_add(1);
+    }
+
+    pub fn settings(&self) -> &AppSettings {
+        &self.settings
+    }
+
+    /// Names where the reranker runs in the status bar ([`reranker_device`]).
+    pub fn set_reranker_device(&mut self, device: String) {
+        self.settings.device = device;
+    }
+
+    /// The entries of the bibliography file (key, DOI, normalised title),
+    /// read again after each export: papers they stand for and the draft
+    /// cites are left out of the results.
+    pub fn set_bib_entries(&mut self, entries: Vec<(String, String, String)>) {
+        self.bib_entries = entries;
+    }
+
+    /// Asks whether to restore an autosave (`text`, from `when`) that differs
+    /// from the file.
+    pub fn offer_restore(&mut self, text: String, when: String) {
+        self.overlay = Overlay::Restore { text, when };
+    }
+
+    /// A request for the text went out as `id`: from now on results of
+    /// older requests are ignored.
+    pub fn on_requested(&mut self, id: u64) {
+        self.pending = Some(id);
+    }
+
+    /// The text was written to `path`.
+    pub fn on_saved(&mut self, path: &Path) {
+        self.dirty = false;
+        self.status = format!("saved {}", path.display());
     }
 
     /// The request for the text at the cursor.
@@ -276,7 +431,7 @@ impl App {
                 if cite {
                     let citation = self.settings.cite_syntax.format(&keys);
                     self.editor.insert_str(&citation);
-                    self.dirty = true;
+                    self.edited();
                     self.focus = Focus::Editor;
                     self.status = format!("inserted {citation}");
                     self.marked.clear();
@@ -299,7 +454,7 @@ impl App {
                 if let KeyCode::Char('y' | 'Y') = ev.code {
                     self.editor = TextArea::new(to_lines(text));
                     self.editor.set_wrap_mode(WrapMode::WordOrGlyph);
-                    self.dirty = true;
+                    self.edited();
                     self.status = "restored the autosaved text (Ctrl-S saves it)".into();
                 } else {
                     self.status = "kept the file as saved".into();
@@ -330,7 +485,7 @@ impl App {
             Some(a) => self.act(a),
             None if self.focus == Focus::Editor => {
                 if self.editor.input(ev) {
-                    self.dirty = true;
+                    self.edited();
                 }
                 Vec::new()
             }
@@ -517,8 +672,8 @@ mod tests {
         let draft = "As shown by \\cite{shokouhi2013learning} and \\cite{mine}, completions help.";
         let mut app = App::new(draft, None, "refs.bib".into(), settings());
         // `mine` is in the bibliography file with this DOI.
-        app.bib_entries = vec![("mine".into(), "10.1/b".into(), "other title".into())];
-        app.pending = Some(1);
+        app.set_bib_entries(vec![("mine".into(), "10.1/b".into(), "other title".into())]);
+        app.on_requested(1);
         app.on_results(
             1,
             results(vec![
@@ -535,9 +690,9 @@ mod tests {
     #[test]
     fn stale_results_are_ignored_and_filters_apply() {
         let mut app = App::new("text", None, "refs.bib".into(), settings());
-        app.pending = Some(2);
+        app.on_requested(2);
         app.on_results(1, results(vec![candidate("old", "k", "A B", 2000, "Old", "")]), Vec::new());
-        assert!(app.results.is_none(), "request 1 was superseded by 2");
+        assert!(app.results().is_none(), "request 1 was superseded by 2");
         app.on_results(
             2,
             results(vec![candidate("a", "k", "A B", 2000, "Query Completion", ""), candidate("b", "k2", "C D", 2001, "Parsing", "")]),
@@ -559,12 +714,91 @@ mod tests {
             assert!(app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)).is_empty());
         }
         assert_eq!(app.text(), "j k");
-        assert!(app.dirty);
+        assert!(app.is_dirty());
         let quit = KeyEvent::new(KeyCode::Char('q'), KeyModifiers::CONTROL);
         assert!(app.on_key(quit).is_empty(), "first Ctrl-Q warns");
         assert_eq!(app.on_key(quit), vec![Effect::Quit]);
         let ask = app.on_key(KeyEvent::new(KeyCode::F(5), KeyModifiers::NONE));
         assert!(matches!(&ask[..], [Effect::Request(q)] if q.context == "j k[CIT]"));
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn type_text(app: &mut App, text: &str) {
+        for c in text.chars() {
+            app.on_key(key(if c == '\n' { KeyCode::Enter } else { KeyCode::Char(c) }));
+        }
+    }
+
+    /// The title and abstract shown above the editor and sent with each
+    /// request follow every change of the text, and only changes.
+    #[test]
+    fn title_and_abstract_follow_the_text() {
+        let mut app = App::new("\\title{Old}\nBody.", None, "refs.bib".into(), settings());
+        assert_eq!(app.global_context(), ("Old", ""));
+        // Typing inside the title.
+        for k in [KeyCode::Up, KeyCode::End, KeyCode::Left] {
+            assert!(app.on_key(key(k)).is_empty());
+        }
+        assert_eq!(app.global_context(), ("Old", ""), "moving the cursor changes nothing");
+        type_text(&mut app, " and New");
+        assert_eq!(app.text(), "\\title{Old and New}\nBody.");
+        assert_eq!(app.global_context(), ("Old and New", ""));
+        app.cursor_to_end();
+        type_text(&mut app, "\n\\begin{abstract}We cite.\\end{abstract}");
+        assert_eq!(app.global_context(), ("Old and New", "We cite."));
+        let (title, abstract_text) = global_context(&app.text());
+        assert_eq!(app.global_context(), (title.as_str(), abstract_text.as_str()));
+        let ask = app.on_key(key(KeyCode::F(5)));
+        assert!(matches!(&ask[..], [Effect::Request(q)] if q.title == "Old and New" && q.abstract_text == "We cite."), "{ask:?}");
+        // Undo (Ctrl-U in the editor) takes the abstract back out.
+        for _ in 0..100 {
+            if !app.text().contains("abstract") {
+                break;
+            }
+            assert!(app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL)).is_empty());
+        }
+        assert_eq!(app.global_context(), ("Old and New", ""));
+
+        // Windows line ends, as read from a file.
+        let app = App::new("---\r\ntitle: Crlf\r\n---\r\nBody.", None, "refs.bib".into(), settings());
+        assert_eq!(app.global_context(), ("Crlf", ""));
+
+        // A restored autosave.
+        let mut app = App::new("\\title{Saved}", None, "refs.bib".into(), settings());
+        app.offer_restore("---\ntitle: Autosaved\n---\n".into(), "today".into());
+        app.on_key(key(KeyCode::Char('y')));
+        assert_eq!(app.global_context(), ("Autosaved", ""));
+        assert!(app.is_dirty());
+    }
+
+    #[test]
+    fn one_source_of_defaults() {
+        let config = Config::default();
+        let s = settings();
+        assert_eq!((s.k, s.context_mode, s.key_style, s.pdf_viewer.as_deref()), (config.results, config.context, config.key_style, None));
+        assert_eq!(s.cite_syntax, CiteSyntax::Latex, "auto, without a file name");
+        let app = App::new("Text.", None, "refs.bib".into(), s);
+        assert_eq!(app.query().k, config.results);
+        let md = AppSettings::from_config(&config, Theme::load("light", None).unwrap(), Some(Path::new("draft.md")), 0);
+        assert_eq!(md.cite_syntax, CiteSyntax::Markdown);
+    }
+
+    #[test]
+    fn the_status_bar_names_where_the_reranker_runs() {
+        assert_eq!(reranker_device(false, ""), "CPU");
+        assert_eq!(reranker_device(false, "flex on CPU (burn flex)"), "CPU");
+        assert_eq!(reranker_device(true, "wgpu on NVIDIA H100 (DiscreteGpu, Vulkan)"), "GPU: wgpu on NVIDIA H100 (DiscreteGpu, Vulkan)");
+        assert_eq!(settings().device, "CPU");
+        let mut app = App::new("", None, "refs.bib".into(), settings());
+        app.set_reranker_device(reranker_device(true, "wgpu on Radeon (IntegratedGpu, Vulkan)"));
+        let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 10)).unwrap();
+        t.draw(|f| super::super::screen::draw(f, &app)).unwrap();
+        let screen = t.backend().to_string();
+        assert!(screen.contains(" GPU: wgpu on Radeon (IntegratedGpu, Vulkan) · 2 papers"), "{screen}");
+        assert!(!screen.contains("CPU"), "{screen}");
     }
 
     #[test]

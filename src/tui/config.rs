@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::context::ContextMode;
+use super::keymap::{Action, Key};
 use crate::error::{Error, Result};
 use crate::export::KeyStyle;
 
@@ -32,8 +33,9 @@ pub struct Config {
     pub results: usize,
     /// Seconds between autosaves of the draft.
     pub autosave_seconds: u64,
-    /// Rebinds actions: `ask_citations = ["ctrl-space", "f5"]`.
-    pub keys: BTreeMap<String, Vec<String>>,
+    /// Rebinds actions: `ask_citations = ["ctrl-space", "f5"]` (an unknown
+    /// action or key fails the load, with its line).
+    pub keys: BTreeMap<Action, Vec<Key>>,
     /// Opens a citing PDF at its page, e.g. `zathura --page={page} {file}`
     /// or `evince -i {page} {file}` (default: the system's opener).
     pub pdf_viewer: Option<String>,
@@ -83,10 +85,23 @@ mod tests {
             .unwrap();
         let c = Config::load(&p).unwrap();
         assert_eq!((c.theme.as_str(), c.context, c.key_style), ("light", ContextMode::Paragraph, KeyStyle::AuthorYear));
-        assert_eq!(c.keys["save"], ["ctrl-w"]);
+        assert_eq!(c.keys[&Action::Save], [Key::parse("ctrl-w").unwrap()]);
         assert_eq!(c.results, 20);
         std::fs::write(&p, "theme = \"light\"\nresults = \"many\"\n").unwrap();
         let err = Config::load(&p).unwrap_err().to_string();
         assert!(err.contains("config.toml") && err.contains("results"), "{err}");
+    }
+
+    #[test]
+    fn unknown_actions_and_keys_fail_at_load_with_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        std::fs::write(&p, "theme = \"light\"\n\n[keys]\nsave = [\"ctrl-w\"]\nfly = [\"x\"]\n").unwrap();
+        let err = Config::load(&p).unwrap_err().to_string();
+        assert!(err.contains("config.toml") && err.contains("line 5") && err.contains("unknown variant `fly`"), "{err}");
+        assert!(err.contains("ask_citations"), "the known actions are listed: {err}");
+        std::fs::write(&p, "[keys]\nsave = [\"ctrl-w\"]\nquit = [\"ctrl-q\", \"hyper-s\"]\n").unwrap();
+        let err = Config::load(&p).unwrap_err().to_string();
+        assert!(err.contains("line 3") && err.contains("unknown key `hyper-s`"), "{err}");
     }
 }

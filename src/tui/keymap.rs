@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde::{Deserialize, Deserializer};
 
 use crate::error::{Error, Result};
 
@@ -16,99 +17,78 @@ pub enum Scope {
     Lists,
 }
 
-/// Everything a key can do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Action {
-    AskCitations,
-    CycleContext,
-    Save,
-    Quit,
-    Help,
-    FocusResults,
-    FocusEditor,
-    Down,
-    Up,
-    ShowEvidence,
-    Mark,
-    Export,
-    InsertCitation,
-    CopyKeys,
-    OpenLink,
-    Filter,
+/// What the keymap knows of an action besides its name.
+#[derive(Debug)]
+pub struct ActionSpec {
+    pub action: Action,
+    pub scope: Scope,
+    /// The keys bound when the config does not rebind the action.
+    pub keys: &'static [&'static str],
+    /// Its line in the help overlay.
+    pub describe: &'static str,
+}
+
+/// Declares [`Action`] and [`ACTIONS`] from one list, so that an action's
+/// name, scope, default keys and description cannot drift apart.
+macro_rules! actions {
+    ($($variant:ident: $scope:ident, [$($key:literal),+], $describe:literal;)+) => {
+        /// Everything a key can do. The config's `[keys]` table names an
+        /// action in snake case (`ask_citations`); an unknown name fails when
+        /// the config loads.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Action {
+            $($variant),+
+        }
+
+        /// Every action, in declaration (and help) order.
+        pub const ACTIONS: &[ActionSpec] = &[
+            $(ActionSpec { action: Action::$variant, scope: Scope::$scope, keys: &[$($key),+], describe: $describe }),+
+        ];
+
+        impl Action {
+            /// Every action, in help order.
+            pub const ALL: &'static [Action] = &[$(Action::$variant),+];
+        }
+    };
+}
+
+actions! {
+    AskCitations: Global, ["ctrl-space", "f5"], "recommend citations for the text at the cursor";
+    CycleContext: Global, ["f6"], "context: sentence / paragraph (a selection always wins)";
+    Save: Global, ["ctrl-s"], "save the draft";
+    Quit: Global, ["ctrl-q"], "quit (twice if there are unsaved changes)";
+    Help: Lists, ["?", "f1"], "show or hide this help";
+    FocusResults: Global, ["tab"], "move to the results";
+    FocusEditor: Lists, ["esc"], "back to the editor";
+    Down: Lists, ["j", "down"], "next paper / evidence";
+    Up: Lists, ["k", "up"], "previous paper / evidence";
+    ShowEvidence: Lists, ["enter", "tab"], "focus the evidence of the paper";
+    Mark: Lists, ["space"], "mark or unmark the paper";
+    Export: Lists, ["e"], "export the marked papers' BibTeX";
+    InsertCitation: Lists, ["c"], "insert the citation at the cursor";
+    CopyKeys: Lists, ["y"], "copy the marked papers' keys";
+    OpenLink: Lists, ["o"], "open the DOI / URL (Evidence: the citing PDF)";
+    Filter: Lists, ["/"], "filter the results";
 }
 
 impl Action {
-    pub const ALL: [Action; 16] = [
-        Action::AskCitations,
-        Action::CycleContext,
-        Action::Save,
-        Action::Quit,
-        Action::Help,
-        Action::FocusResults,
-        Action::FocusEditor,
-        Action::Down,
-        Action::Up,
-        Action::ShowEvidence,
-        Action::Mark,
-        Action::Export,
-        Action::InsertCitation,
-        Action::CopyKeys,
-        Action::OpenLink,
-        Action::Filter,
-    ];
-
-    /// Config name (`ask_citations`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            Action::AskCitations => "ask_citations",
-            Action::CycleContext => "cycle_context",
-            Action::Save => "save",
-            Action::Quit => "quit",
-            Action::Help => "help",
-            Action::FocusResults => "focus_results",
-            Action::FocusEditor => "focus_editor",
-            Action::Down => "down",
-            Action::Up => "up",
-            Action::ShowEvidence => "show_evidence",
-            Action::Mark => "mark",
-            Action::Export => "export",
-            Action::InsertCitation => "insert_citation",
-            Action::CopyKeys => "copy_keys",
-            Action::OpenLink => "open_link",
-            Action::Filter => "filter",
-        }
+    /// Its row of [`ACTIONS`] (the macro writes both in the same order).
+    fn spec(self) -> &'static ActionSpec {
+        &ACTIONS[self as usize]
     }
 
     pub fn describe(self) -> &'static str {
-        match self {
-            Action::AskCitations => "recommend citations for the text at the cursor",
-            Action::CycleContext => "context: sentence / paragraph (a selection always wins)",
-            Action::Save => "save the draft",
-            Action::Quit => "quit (twice if there are unsaved changes)",
-            Action::Help => "show or hide this help",
-            Action::FocusResults => "move to the results",
-            Action::FocusEditor => "back to the editor",
-            Action::Down => "next paper / evidence",
-            Action::Up => "previous paper / evidence",
-            Action::ShowEvidence => "focus the evidence of the paper",
-            Action::Mark => "mark or unmark the paper",
-            Action::Export => "export the marked papers' BibTeX",
-            Action::InsertCitation => "insert the citation at the cursor",
-            Action::CopyKeys => "copy the marked papers' keys",
-            Action::OpenLink => "open the DOI / URL (Evidence: the citing PDF)",
-            Action::Filter => "filter the results",
-        }
+        self.spec().describe
     }
 
     pub fn scope(self) -> Scope {
-        match self {
-            Action::AskCitations | Action::CycleContext | Action::Save | Action::Quit | Action::FocusResults => Scope::Global,
-            _ => Scope::Lists,
-        }
+        self.spec().scope
     }
 
-    fn from_name(name: &str) -> Option<Action> {
-        Action::ALL.into_iter().find(|a| a.name() == name)
+    /// The keys bound to it when the config does not rebind it.
+    pub fn default_keys(self) -> &'static [&'static str] {
+        self.spec().keys
     }
 }
 
@@ -212,59 +192,39 @@ impl Key {
     }
 }
 
+/// A key in the config is parsed as it is read, so a key name nobody knows
+/// fails at load with its line.
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        let s = String::deserialize(d)?;
+        Key::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
 /// The active bindings.
 #[derive(Debug, Clone)]
 pub struct Keymap {
     bindings: Vec<(Key, Action)>,
 }
 
-const DEFAULTS: &[(&str, &[&str])] = &[
-    ("ask_citations", &["ctrl-space", "f5"]),
-    ("cycle_context", &["f6"]),
-    ("save", &["ctrl-s"]),
-    ("quit", &["ctrl-q"]),
-    ("help", &["?", "f1"]),
-    ("focus_results", &["tab"]),
-    ("focus_editor", &["esc"]),
-    ("down", &["j", "down"]),
-    ("up", &["k", "up"]),
-    ("show_evidence", &["enter", "tab"]),
-    ("mark", &["space"]),
-    ("export", &["e"]),
-    ("insert_citation", &["c"]),
-    ("copy_keys", &["y"]),
-    ("open_link", &["o"]),
-    ("filter", &["/"]),
-];
-
 impl Default for Keymap {
     fn default() -> Keymap {
-        Keymap::with_overrides(&BTreeMap::new()).expect("defaults parse")
+        Keymap::with_overrides(&BTreeMap::new())
     }
 }
 
 impl Keymap {
-    /// Defaults, with the actions named in `overrides` rebound (config:
+    /// Defaults, with the actions in `overrides` rebound (config:
     /// `[keys] ask_citations = ["ctrl-space", "f5"]`).
-    pub fn with_overrides(overrides: &BTreeMap<String, Vec<String>>) -> Result<Keymap> {
-        for name in overrides.keys() {
-            if Action::from_name(name).is_none() {
-                return Err(Error::Library(format!("config [keys]: unknown action `{name}`")));
-            }
-        }
+    pub fn with_overrides(overrides: &BTreeMap<Action, Vec<Key>>) -> Keymap {
         let mut bindings = Vec::new();
-        for (name, keys) in DEFAULTS {
-            let action = Action::from_name(name).expect("default names are actions");
-            let keys: Vec<String> = match overrides.get(*name) {
-                Some(v) => v.clone(),
-                None => keys.iter().map(|k| k.to_string()).collect(),
-            };
-            for k in keys {
-                let key = Key::parse(&k).map_err(|e| Error::Library(format!("config [keys] {name}: {e}")))?;
-                bindings.push((key, action));
+        for &action in Action::ALL {
+            match overrides.get(&action) {
+                Some(keys) => bindings.extend(keys.iter().map(|&k| (k, action))),
+                None => bindings.extend(action.default_keys().iter().map(|k| (Key::parse(k).expect("default keys parse"), action))),
             }
         }
-        Ok(Keymap { bindings })
+        Keymap { bindings }
     }
 
     /// The action a key triggers in a scope: global bindings first, then
@@ -294,7 +254,7 @@ impl Keymap {
 
     /// Help lines: (keys, description), in action order.
     pub fn help(&self) -> Vec<(String, &'static str)> {
-        Action::ALL.iter().map(|a| (self.keys_of(*a).join(" / "), a.describe())).collect()
+        Action::ALL.iter().map(|&a| (self.keys_of(a).join(" / "), a.describe())).collect()
     }
 }
 
@@ -321,18 +281,54 @@ mod tests {
     }
 
     #[test]
-    fn overrides_rebind_and_errors_name_the_action() {
-        let mut o = BTreeMap::new();
-        o.insert("ask_citations".to_string(), vec!["ctrl-g".to_string()]);
-        let km = Keymap::with_overrides(&o).unwrap();
+    fn overrides_rebind_only_their_action() {
+        let o = BTreeMap::from([(Action::AskCitations, vec![Key::parse("ctrl-g").unwrap()])]);
+        let km = Keymap::with_overrides(&o);
         assert_eq!(km.action(&ev(KeyCode::Char('g'), KeyModifiers::CONTROL), false), Some(Action::AskCitations));
         assert_eq!(km.action(&ev(KeyCode::F(5), KeyModifiers::NONE), false), None);
         assert_eq!(km.keys_of(Action::AskCitations), ["Ctrl-g"]);
-        o.insert("fly".to_string(), vec!["x".to_string()]);
-        assert!(Keymap::with_overrides(&o).unwrap_err().to_string().contains("unknown action `fly`"));
-        let mut bad = BTreeMap::new();
-        bad.insert("save".to_string(), vec!["hyper-s".to_string()]);
-        assert!(Keymap::with_overrides(&bad).unwrap_err().to_string().contains("save: unknown key `hyper-s`"));
+        assert_eq!(km.keys_of(Action::Save), ["Ctrl-s"], "other actions keep their defaults");
+        assert!(Key::parse("hyper-s").unwrap_err().to_string().contains("unknown key `hyper-s`"));
+    }
+
+    /// The names and key spellings users write in the config's `[keys]` table.
+    #[test]
+    fn config_names_of_actions_and_keys() {
+        let names = [
+            "ask_citations",
+            "cycle_context",
+            "save",
+            "quit",
+            "help",
+            "focus_results",
+            "focus_editor",
+            "down",
+            "up",
+            "show_evidence",
+            "mark",
+            "export",
+            "insert_citation",
+            "copy_keys",
+            "open_link",
+            "filter",
+        ];
+        assert_eq!(names.len(), Action::ALL.len());
+        for (name, &action) in names.iter().zip(Action::ALL) {
+            let table: BTreeMap<Action, Vec<Key>> = toml::from_str(&format!("{name} = [\"ctrl-space\", \"F5\", \"Y\"]")).unwrap();
+            assert_eq!(table.keys().collect::<Vec<_>>(), [&action], "{name}");
+            let labels: Vec<String> = table[&action].iter().map(Key::label).collect();
+            assert_eq!(labels, ["Ctrl-Space", "F5", "Y"], "{name}");
+        }
+    }
+
+    #[test]
+    fn every_action_has_its_row_and_default_keys() {
+        for (i, spec) in ACTIONS.iter().enumerate() {
+            assert_eq!(spec.action as usize, i);
+            assert_eq!(spec.action.describe(), spec.describe);
+            assert!(!Keymap::default().keys_of(spec.action).is_empty(), "{:?}", spec.action);
+        }
+        assert_eq!(ACTIONS.len(), Action::ALL.len());
     }
 
     #[test]

@@ -23,7 +23,6 @@ use crate::pipeline::{Models, Recommender};
 pub fn input_latency(library: Arc<Library>, models: &Models, keys: usize, gap: Duration) -> Result<Vec<f64>> {
     let mut settings = AppSettings::defaults(library.papers().num_papers());
     settings.context_mode = ContextMode::Paragraph;
-    settings.k = 20;
     let seed = "Neural ranking models for query completion and citation recommendation use dense retrieval, \
                 BM25 prefetch and cross-encoder re-ranking of candidates. "
         .repeat(20);
@@ -36,7 +35,7 @@ pub fn input_latency(library: Arc<Library>, models: &Models, keys: usize, gap: D
     for (i, c) in text.chars().cycle().take(keys).enumerate() {
         if i % 20 == 0 {
             let id = worker.request(app.query());
-            app.pending = Some(id);
+            app.on_requested(id);
         }
         let t = Instant::now();
         app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));

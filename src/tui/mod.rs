@@ -23,13 +23,12 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyEventKind};
 
-use self::app::{App, AppSettings, Effect, Overlay};
-use self::config::{CiteSyntaxSetting, Config};
-use self::keymap::Keymap;
+use self::app::{reranker_device, App, AppSettings, Effect};
+use self::config::Config;
 use self::theme::Theme;
 use crate::error::{Error, Result};
 use crate::export::bibfile::{entries_of, planned_keys};
-use crate::export::{export, CiteSyntax};
+use crate::export::export;
 use crate::library::Library;
 use crate::pipeline::worker::{Worker, WorkerEvent};
 use crate::pipeline::{Models, Recommender};
@@ -62,7 +61,6 @@ pub fn prepare(opts: Options) -> Result<Session> {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
-    let keymap = Keymap::with_overrides(&config.keys)?;
     let theme = Theme::load(&config.theme, Config::dir().map(|d| d.join("themes")).as_deref())?;
     let library = Arc::new(Library::open(&opts.library)?);
     let text = match &opts.draft {
@@ -73,30 +71,14 @@ pub fn prepare(opts: Options) -> Result<Session> {
         let dir = opts.draft.as_ref().and_then(|d| d.parent()).map(PathBuf::from).unwrap_or_default();
         dir.join("references.bib")
     });
-    let cite_syntax = match config.cite_syntax {
-        CiteSyntaxSetting::Latex => CiteSyntax::Latex,
-        CiteSyntaxSetting::Markdown => CiteSyntax::Markdown,
-        CiteSyntaxSetting::Auto => opts.draft.as_deref().map(CiteSyntax::for_file).unwrap_or_default(),
-    };
-    let settings = AppSettings {
-        keymap,
-        theme,
-        context_mode: config.context,
-        cite_syntax,
-        key_style: config.key_style,
-        k: config.results,
-        // Where the models run (the device is chosen once, before any loads).
-        backend: if opts.models.backend().is_gpu() { "GPU".into() } else { "CPU".into() },
-        library_papers: library.papers().num_papers(),
-        pdf_viewer: config.pdf_viewer.clone(),
-    };
+    let settings = AppSettings::from_config(&config, theme, opts.draft.as_deref(), library.papers().num_papers());
     let mut app = App::new(&text, opts.draft.clone(), bib.clone(), settings);
-    app.bib_entries = entries_of(&bib).unwrap_or_default();
+    app.set_bib_entries(entries_of(&bib).unwrap_or_default());
     app.cursor_to_end();
     let autosave = autosave::path_for(&opts.autosave_dir, opts.draft.as_deref());
     if let Some(saved) = autosave::read(&autosave) {
         if saved.text != text {
-            app.overlay = Overlay::Restore { text: saved.text, when: autosave::format_time(saved.saved_at) };
+            app.offer_restore(saved.text, autosave::format_time(saved.saved_at));
         }
     }
     Ok(Session { app, library, config, autosave, models: opts.models })
@@ -105,7 +87,11 @@ pub fn prepare(opts: Options) -> Result<Session> {
 /// Runs the editor until the user quits.
 pub fn run(session: Session) -> Result<()> {
     let Session { mut app, library, config, autosave, models } = session;
-    let worker = Worker::spawn(Recommender::new(library.clone(), &models));
+    let recommender = Recommender::new(library.clone(), &models);
+    if let Some(r) = recommender.reranker() {
+        app.set_reranker_device(reranker_device(r.on_gpu, &r.backend));
+    }
+    let worker = Worker::spawn(recommender);
     warm_evidence_vectors(&library, &models);
     let mut terminal = ratatui::init();
     let result = event_loop(&mut terminal, &mut app, &worker, &library, &config, &autosave);
@@ -147,7 +133,7 @@ fn event_loop(
                 }
                 for effect in app.on_key(key) {
                     if !perform(effect, app, worker, library, &mut terms, autosave_path)? {
-                        if !app.dirty {
+                        if !app.is_dirty() {
                             autosave::remove(autosave_path);
                         }
                         return Ok(());
@@ -165,15 +151,15 @@ fn event_loop(
             }
         }
         if last_spin.elapsed() >= Duration::from_millis(100) {
-            app.spinner = app.spinner.wrapping_add(1);
+            app.tick();
             last_spin = Instant::now();
         }
         if last_autosave.elapsed() >= autosave_every {
             last_autosave = Instant::now();
             let text = app.text();
-            if app.dirty && text != autosaved_text {
-                if let Err(e) = autosave::write(autosave_path, app.draft.as_deref(), &text) {
-                    app.status = format!("autosave failed: {e}");
+            if app.is_dirty() && text != autosaved_text {
+                if let Err(e) = autosave::write(autosave_path, app.draft(), &text) {
+                    app.set_status(format!("autosave failed: {e}"));
                 }
                 autosaved_text = text;
             }
@@ -196,54 +182,54 @@ fn perform(
             let id = worker.request(q);
             terms.retain(|k, _| *k + 4 > id);
             terms.insert(id, t);
-            app.pending = Some(id);
+            app.on_requested(id);
         }
-        Effect::Save => match app.draft.clone() {
+        Effect::Save => match app.draft().map(PathBuf::from) {
             Some(path) => match crate::util::write_atomic(&path, with_final_newline(app.text()).as_bytes()) {
                 Ok(()) => {
-                    app.dirty = false;
-                    app.status = format!("saved {}", path.display());
+                    app.on_saved(&path);
                     autosave::remove(autosave_path);
                 }
-                Err(e) => app.status = format!("not saved: {e}"),
+                Err(e) => app.set_status(format!("not saved: {e}")),
             },
-            None => app.status = "this draft has no file name: start citewise with a FILE to save".into(),
+            None => app.set_status("this draft has no file name: start citewise with a FILE to save"),
         },
         Effect::Export(papers) | Effect::ExportAndCite(papers) if papers.is_empty() => {}
         Effect::Export(papers) => {
-            let r = export(&app.bib, &papers, app.settings.key_style).map_err(|e| e.to_string());
+            let r = export(app.bib(), &papers, app.settings().key_style).map_err(|e| e.to_string());
             app.on_exported(r, false);
-            app.bib_entries = entries_of(&app.bib).unwrap_or_default();
+            app.set_bib_entries(entries_of(app.bib()).unwrap_or_default());
         }
         Effect::ExportAndCite(papers) => {
-            let r = export(&app.bib, &papers, app.settings.key_style).map_err(|e| e.to_string());
+            let r = export(app.bib(), &papers, app.settings().key_style).map_err(|e| e.to_string());
             app.on_exported(r, true);
-            app.bib_entries = entries_of(&app.bib).unwrap_or_default();
+            app.set_bib_entries(entries_of(app.bib()).unwrap_or_default());
         }
-        Effect::CopyKeys(papers) => match planned_keys(&app.bib, &papers, app.settings.key_style) {
+        Effect::CopyKeys(papers) => match planned_keys(app.bib(), &papers, app.settings().key_style) {
             Ok(keys) => {
                 let text = keys.join(",");
                 // OSC 52: the terminal puts the text on the clipboard where it supports it.
                 let mut out = std::io::stdout();
                 let _ = write!(out, "\x1b]52;c;{}\x07", base64(text.as_bytes()));
                 let _ = out.flush();
-                app.status = format!("copied {text}");
+                app.set_status(format!("copied {text}"));
             }
-            Err(e) => app.status = e.to_string(),
+            Err(e) => app.set_status(e.to_string()),
         },
         Effect::Open(link) => {
-            app.status = opener::spawn(&[opener::system_opener().to_string(), link.clone()], &link);
+            app.set_status(opener::spawn(&[opener::system_opener().to_string(), link.clone()], &link));
         }
         Effect::OpenFile { path, page } => {
             let shown = match page {
                 Some(p) => format!("{path} (p. {p})"),
                 None => path.clone(),
             };
-            app.status = if std::path::Path::new(&path).exists() {
-                opener::spawn(&opener::viewer_command(app.settings.pdf_viewer.as_deref(), &path, page), &shown)
+            let message = if std::path::Path::new(&path).exists() {
+                opener::spawn(&opener::viewer_command(app.settings().pdf_viewer.as_deref(), &path, page), &shown)
             } else {
                 format!("{path} is no longer there")
             };
+            app.set_status(message);
         }
         Effect::Quit => return Ok(false),
     }

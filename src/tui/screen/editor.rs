@@ -8,13 +8,13 @@ use super::border;
 use crate::tui::app::{App, Focus};
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let name = app.draft.as_ref().and_then(|p| p.file_name()).map_or("(new draft)".to_string(), |n| n.to_string_lossy().into_owned());
-    let title = format!(" {name}{} ", if app.dirty { " •" } else { "" });
+    let name = app.draft().and_then(|p| p.file_name()).map_or("(new draft)".to_string(), |n| n.to_string_lossy().into_owned());
+    let title = format!(" {name}{} ", if app.is_dirty() { " •" } else { "" });
     let block = Block::bordered().title(title).border_style(border(app, Focus::Editor));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let (title, abstract_text) = app.global_context();
-    let muted = Style::new().fg(app.settings.theme.muted);
+    let muted = Style::new().fg(app.settings().theme.muted);
     let mut lines = Vec::new();
     if !title.is_empty() {
         lines.push(Line::from(vec![Span::styled("Title: ", muted), Span::styled(title, Style::new().add_modifier(Modifier::BOLD))]));
@@ -26,5 +26,5 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     if !lines.is_empty() {
         frame.render_widget(Paragraph::new(lines), header);
     }
-    frame.render_widget(&app.editor, body);
+    frame.render_widget(app.editor(), body);
 }

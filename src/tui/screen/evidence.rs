@@ -36,8 +36,8 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(block, area);
         return;
     };
-    let terms = app.results.as_ref().map(|r| r.query_terms.clone()).unwrap_or_default();
-    let t = &app.settings.theme;
+    let terms = app.results().map(|r| r.query_terms.as_slice()).unwrap_or_default();
+    let t = &app.settings().theme;
     let mut lines: Vec<Line> = Vec::new();
     if c.evidence.is_empty() {
         if c.own_words.is_empty() {
@@ -50,17 +50,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
             let base = Style::new().fg(t.text);
             for sentence in &c.own_words {
                 let mut spans = vec![Span::styled("“", base)];
-                spans.extend(highlighted(sentence, &terms, base, base.fg(t.highlight).add_modifier(Modifier::BOLD)));
+                spans.extend(highlighted(sentence, terms, base, base.fg(t.highlight).add_modifier(Modifier::BOLD)));
                 spans.push(Span::styled("”", base));
                 lines.push(Line::from(spans));
             }
         }
     }
     for (i, e) in c.evidence.iter().enumerate() {
-        let selected = app.focus == Focus::Evidence && i == app.evidence_selected;
+        let selected = app.focus() == Focus::Evidence && i == app.evidence_selected();
         let base = if selected { Style::new().bg(t.selection_bg) } else { Style::new() };
         let mut spans = vec![Span::styled(if selected { "▶ " } else { "• " }, Style::new().fg(t.accent))];
-        spans.extend(highlighted(&e.text, &terms, base, base.fg(t.highlight).add_modifier(Modifier::BOLD)));
+        spans.extend(highlighted(&e.text, terms, base, base.fg(t.highlight).add_modifier(Modifier::BOLD)));
         lines.push(Line::from(spans));
         let year = e.citing_year.map_or("n.d.".to_string(), |y| y.to_string());
         lines.push(Line::styled(format!("  — {} ({year}) · support {}", e.citing_title, e.support), Style::new().fg(t.muted)));
@@ -68,6 +68,6 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
             lines.push(Line::styled(format!("  “{}”", e.sentence), Style::new().fg(t.muted).add_modifier(Modifier::ITALIC)));
         }
     }
-    let scroll = (app.evidence_selected as u16).saturating_mul(2).saturating_sub(area.height.saturating_sub(4));
+    let scroll = (app.evidence_selected() as u16).saturating_mul(2).saturating_sub(area.height.saturating_sub(4));
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }).scroll((scroll, 0)).block(block), area);
 }

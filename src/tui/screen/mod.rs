@@ -18,14 +18,14 @@ pub const WIDE: u16 = 110;
 
 pub fn draw(frame: &mut Frame, app: &App) {
     let area = frame.area();
-    frame.render_widget(Block::new().style(Style::new().bg(app.settings.theme.background).fg(app.settings.theme.text)), area);
+    frame.render_widget(Block::new().style(Style::new().bg(app.settings().theme.background).fg(app.settings().theme.text)), area);
     let [main, status_area] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);
     let (editor_area, results_area, evidence_area) = split(main);
     editor::draw(frame, editor_area, app);
     results::draw(frame, results_area, app);
     evidence::draw(frame, evidence_area, app);
     status::draw(frame, status_area, app);
-    match &app.overlay {
+    match app.overlay() {
         Overlay::None => {}
         Overlay::Help => overlay::help(frame, main, app),
         Overlay::Message { title, lines } => overlay::message(frame, main, app, title, lines),
@@ -55,9 +55,9 @@ fn split(main: Rect) -> (Rect, Rect, Rect) {
 
 /// The border style of a pane.
 fn border(app: &App, focused: Focus) -> Style {
-    if app.focus == focused && matches!(app.overlay, Overlay::None | Overlay::Filter) {
-        Style::new().fg(app.settings.theme.focus)
+    if app.focus() == focused && matches!(app.overlay(), Overlay::None | Overlay::Filter) {
+        Style::new().fg(app.settings().theme.focus)
     } else {
-        Style::new().fg(app.settings.theme.border)
+        Style::new().fg(app.settings().theme.border)
     }
 }

@@ -13,13 +13,13 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 pub fn help(frame: &mut Frame, area: Rect, app: &App) {
-    let rows = app.settings.keymap.help();
+    let rows = app.settings().keymap.help();
     let key_w = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(8);
     let mut lines: Vec<Line> = rows
         .iter()
         .map(|(k, d)| {
             Line::from(vec![
-                Span::styled(format!("{k:<key_w$}  "), Style::new().fg(app.settings.theme.accent).add_modifier(Modifier::BOLD)),
+                Span::styled(format!("{k:<key_w$}  "), Style::new().fg(app.settings().theme.accent).add_modifier(Modifier::BOLD)),
                 Span::raw(*d),
             ])
         })
@@ -27,7 +27,7 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App) {
     lines.push(Line::raw(""));
     lines.push(Line::styled(
         "Typing goes to the editor; list keys work in Results and Evidence. Any key closes.",
-        Style::new().fg(app.settings.theme.muted),
+        Style::new().fg(app.settings().theme.muted),
     ));
     let width = (key_w + 60) as u16;
     let r = centered(area, width, lines.len() as u16 + 2);
@@ -35,7 +35,7 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(" Keys ").border_style(Style::new().fg(app.settings.theme.focus))),
+            .block(Block::bordered().title(" Keys ").border_style(Style::new().fg(app.settings().theme.focus))),
         r,
     );
 }
@@ -48,7 +48,7 @@ pub fn message(frame: &mut Frame, area: Rect, app: &App, title: &str, lines: &[S
     frame.render_widget(
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(format!(" {title} ")).border_style(Style::new().fg(app.settings.theme.focus))),
+            .block(Block::bordered().title(format!(" {title} ")).border_style(Style::new().fg(app.settings().theme.focus))),
         r,
     );
 }
@@ -56,5 +56,5 @@ pub fn message(frame: &mut Frame, area: Rect, app: &App, title: &str, lines: &[S
 pub fn filter(frame: &mut Frame, results: Rect, app: &App) {
     let r = Rect { x: results.x + 1, y: results.y + results.height.saturating_sub(2), width: results.width.saturating_sub(2), height: 1 };
     frame.render_widget(Clear, r);
-    frame.render_widget(Paragraph::new(format!("/{}▏", app.filter)).style(Style::new().fg(app.settings.theme.accent)), r);
+    frame.render_widget(Paragraph::new(format!("/{}▏", app.filter())).style(Style::new().fg(app.settings().theme.accent)), r);
 }

@@ -12,24 +12,24 @@ const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let visible = app.visible();
-    let stage = match (&app.results, app.pending) {
-        (_, Some(_)) if app.results.as_ref().is_none_or(|r| !r.complete) => {
-            let s = app.results.as_ref().map_or("searching".to_string(), |r| format!("{} done, refining", r.stage));
-            format!(" {} {s} ", SPINNER[app.spinner % SPINNER.len()])
+    let stage = match (app.results(), app.is_pending()) {
+        (r, true) if r.is_none_or(|r| !r.complete) => {
+            let s = r.map_or("searching".to_string(), |r| format!("{} done, refining", r.stage));
+            format!(" {} {s} ", SPINNER[app.spinner() % SPINNER.len()])
         }
         (Some(r), _) => format!(" {} papers ", visible.len()) + if r.complete { "" } else { "(partial) " },
         (None, _) => String::new(),
     };
-    let filter = if app.filter.is_empty() { String::new() } else { format!(" filter: {} ", app.filter) };
+    let filter = if app.filter().is_empty() { String::new() } else { format!(" filter: {} ", app.filter()) };
     let block = Block::bordered()
         .title(" Results ")
         .title(Line::from(stage).right_aligned())
         .title_bottom(filter)
         .border_style(border(app, Focus::Results));
-    if app.results.is_none() {
-        let keys = app.settings.keymap.keys_of(crate::tui::keymap::Action::AskCitations).join(" or ");
+    if app.results().is_none() {
+        let keys = app.settings().keymap.keys_of(crate::tui::keymap::Action::AskCitations).join(" or ");
         let hint = Paragraph::new(format!("Write, then press {keys} to get citations for the text at the cursor."))
-            .style(Style::new().fg(app.settings.theme.muted))
+            .style(Style::new().fg(app.settings().theme.muted))
             .wrap(Wrap { trim: true })
             .block(block);
         frame.render_widget(hint, area);
@@ -40,7 +40,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let marked = app.marked.contains(&c.id);
+            let marked = app.is_marked(&c.id);
             let mark = if marked { "✓" } else { " " };
             let (title, byline) = match &c.paper {
                 Some(p) => {
@@ -60,13 +60,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 .collect();
             let label = format!("  {:.2} {}", c.score, channels.trim_end());
             let title_style = if marked {
-                Style::new().fg(app.settings.theme.marked).add_modifier(Modifier::BOLD)
+                Style::new().fg(app.settings().theme.marked).add_modifier(Modifier::BOLD)
             } else {
                 Style::new().add_modifier(Modifier::BOLD)
             };
             ListItem::new(vec![
                 Line::from(vec![
-                    Span::styled(format!("{mark}{:>2}. ", i + 1), Style::new().fg(app.settings.theme.accent)),
+                    Span::styled(format!("{mark}{:>2}. ", i + 1), Style::new().fg(app.settings().theme.accent)),
                     Span::styled(truncate(&title, width.saturating_sub(5)), title_style),
                 ]),
                 Line::from(vec![
@@ -75,15 +75,15 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                     // width + 2 characters; 5 are the indent).
                     Span::styled(
                         truncate(&byline, (width + 2).saturating_sub(5 + label.chars().count())),
-                        Style::new().fg(app.settings.theme.muted),
+                        Style::new().fg(app.settings().theme.muted),
                     ),
-                    Span::styled(label, Style::new().fg(app.settings.theme.muted)),
+                    Span::styled(label, Style::new().fg(app.settings().theme.muted)),
                 ]),
             ])
         })
         .collect();
-    let list = List::new(items).block(block).highlight_style(Style::new().bg(app.settings.theme.selection_bg));
-    let mut state = ListState::default().with_selected((!visible.is_empty()).then_some(app.selected));
+    let list = List::new(items).block(block).highlight_style(Style::new().bg(app.settings().theme.selection_bg));
+    let mut state = ListState::default().with_selected((!visible.is_empty()).then_some(app.selected()));
     frame.render_stateful_widget(list, area, &mut state);
 }
 

@@ -8,10 +8,10 @@ use crate::tui::app::App;
 use crate::tui::keymap::Action;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.settings.theme;
+    let settings = app.settings();
+    let t = &settings.theme;
     let timings = app
-        .results
-        .as_ref()
+        .results()
         .map(|r| {
             r.timings
                 .iter()
@@ -21,16 +21,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 .join(", ")
         })
         .unwrap_or_default();
-    let help = app.settings.keymap.keys_of(Action::Help).join("/");
+    let help = settings.keymap.keys_of(Action::Help).join("/");
     let left = format!(
         " {} · {} papers · {} · {}{}",
-        app.settings.backend,
-        app.settings.library_papers,
-        app.settings.context_mode.label(),
-        if app.marked.is_empty() { String::new() } else { format!("{} marked · ", app.marked.len()) },
+        settings.device,
+        settings.library_papers,
+        settings.context_mode.label(),
+        if app.marked_count() == 0 { String::new() } else { format!("{} marked · ", app.marked_count()) },
         if timings.is_empty() { String::new() } else { timings },
     );
-    let msg = if app.status.is_empty() { String::new() } else { format!(" │ {}", app.status) };
+    let msg = if app.status().is_empty() { String::new() } else { format!(" │ {}", app.status()) };
     let line = Line::from(vec![
         Span::raw(left),
         Span::styled(msg, Style::new().fg(t.accent)),
