@@ -151,7 +151,7 @@ fn eval_on_a_tiny_benchmark_and_compare() {
 
     let o = citewise(&lib, &["eval", "--bench", bench.to_str().unwrap(), "--pool", pool, "--stages", "nope"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("unknown channel `nope`; available: bm25"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("unknown stage `nope`; available: bm25"), "{}", stderr(&o));
 }
 
 /// `doctor` names the backend it picked and how deep the reranker reorders

@@ -267,7 +267,8 @@ mod tests {
     fn the_rest_keep_their_fused_order_below() {
         let mut all = fused(&["a", "b", "c", "d"]);
         let (top, rest) = all.split_at_mut(2);
-        combine(top, rest, &Signals { rerank: vec![0.0, 1.0], citation: None, cited_for: vec![None; 2] }, EVEN);
+        // 1/6 + 2/7 for a, 1/7 + 2/6 for b: the cross-encoder's order wins.
+        combine(top, rest, &Signals { rerank: vec![0.0, 1.0], citation: None, cited_for: vec![None; 2] }, Weights { rerank: 2.0, ..EVEN });
         assert_eq!(ids(&all), ["b", "a", "c", "d"]);
         assert!(all[1].score > all[2].score, "a reranked paper stays above the rest");
         assert_eq!(all[3].score, 1.0 / (5.0 + 4.0));
