@@ -43,7 +43,7 @@ pub enum Error {
     ModelOff { model: &'static str },
     /// A stored file of the library (an index record, vectors, a journal)
     /// that does not read as what was written.
-    #[error("{path}: damaged ({source}); `citewise doctor` checks the library")]
+    #[error("{path}: {source}")]
     Corrupt {
         path: PathBuf,
         #[source]
@@ -52,6 +52,12 @@ pub enum Error {
     /// The search index.
     #[error("search index: {0}")]
     Index(#[from] tantivy::TantivyError),
+    /// Encoding a record as JSON.
+    #[error("encoding a record: {0}")]
+    Encode(#[from] serde_json::Error),
+    /// Drawing on a terminal.
+    #[error("terminal: {0}")]
+    Terminal(String),
     /// The query itself (empty, nothing but markup).
     #[error("{0}")]
     InvalidQuery(String),

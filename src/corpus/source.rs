@@ -38,7 +38,7 @@ pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
             walk(p, &mut out)?;
         } else {
             let fmt = Format::of(p)
-                .ok_or_else(|| Error::Library(format!("{}: unknown file type (expected .bib, .jsonl, optionally .gz)", p.display())))?;
+                .ok_or_else(|| Error::Input(format!("{}: unknown file type (expected .bib, .jsonl, optionally .gz)", p.display())))?;
             out.push((p.clone(), fmt));
         }
     }

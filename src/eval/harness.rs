@@ -30,11 +30,11 @@ pub fn contexts_file(bench: &Path) -> PathBuf {
 pub fn load_split(bench: &Path, split: &str) -> Result<Vec<CitationContext>> {
     let path = contexts_file(bench);
     if !path.exists() {
-        return Err(Error::Library(format!("{}: not found (is --bench the benchmark directory?)", path.display())));
+        return Err(Error::Input(format!("{}: not found (is --bench the benchmark directory?)", path.display())));
     }
     let contexts = load_contexts(&path, Some(split))?;
     if contexts.is_empty() {
-        return Err(Error::Library(format!("{}: no contexts in split `{split}`", path.display())));
+        return Err(Error::Input(format!("{}: no contexts in split `{split}`", path.display())));
     }
     Ok(contexts)
 }

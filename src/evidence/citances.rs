@@ -52,6 +52,8 @@ struct Fields {
 }
 
 pub struct CitanceIndex {
+    /// Where the index lives (named by errors about its records).
+    dir: std::path::PathBuf,
     index: Index,
     reader: IndexReader,
     fields: Fields,
@@ -69,7 +71,7 @@ impl CitanceIndex {
             record: s.get_field("record")?,
         };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        Ok(CitanceIndex { index, reader, fields })
+        Ok(CitanceIndex { dir: dir.to_path_buf(), index, reader, fields })
     }
 
     pub fn reload(&self) -> Result<()> {
@@ -91,7 +93,7 @@ impl CitanceIndex {
         for (_, addr) in top {
             let d: TantivyDocument = searcher.doc(addr)?;
             let json = d.get_first(self.fields.record).and_then(|v| v.as_str()).unwrap_or("{}");
-            out.push(serde_json::from_str(json).map_err(|e| Error::Library(format!("citing-sentence record is unreadable: {e}")))?);
+            out.push(serde_json::from_str(json).map_err(|e| Error::corrupt(&self.dir, format!("citing-sentence record: {e}")))?);
         }
         Ok(out)
     }
@@ -143,7 +145,7 @@ impl CitanceWriter<'_> {
             for id in &c.cited {
                 doc.add_text(f.cited, id);
             }
-            doc.add_text(f.record, serde_json::to_string(c).map_err(|e| Error::Library(e.to_string()))?);
+            doc.add_text(f.record, serde_json::to_string(c)?);
             self.writer.add_document(doc)?;
         }
         Ok(())

@@ -44,6 +44,8 @@ pub struct EvidenceStats {
 }
 
 pub struct EvidenceIndex {
+    /// Where the index lives (named by errors about its records).
+    dir: std::path::PathBuf,
     index: Index,
     reader: IndexReader,
     fields: Fields,
@@ -54,19 +56,15 @@ impl EvidenceIndex {
     pub fn open_or_create(dir: &Path) -> Result<EvidenceIndex> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let index = if dir.join("meta.json").exists() { Index::open_in_dir(dir)? } else { Index::create_in_dir(dir, schema())? };
-        Self::from_index(index)
+        Self::from_index(dir, index)
     }
 
-    pub fn in_memory() -> Result<EvidenceIndex> {
-        Self::from_index(Index::create_in_ram(schema()))
-    }
-
-    fn from_index(index: Index) -> Result<EvidenceIndex> {
+    fn from_index(dir: &Path, index: Index) -> Result<EvidenceIndex> {
         index.tokenizers().register(EN, analyzer::english());
         let s = index.schema();
         let fields = Fields { text: s.get_field("text")?, cited: s.get_field("cited")?, record: s.get_field("record")? };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        Ok(EvidenceIndex { index, reader, fields, analyzer: analyzer::english() })
+        Ok(EvidenceIndex { dir: dir.to_path_buf(), index, reader, fields, analyzer: analyzer::english() })
     }
 
     /// Sees what was committed since (by this or another process).
@@ -87,7 +85,7 @@ impl EvidenceIndex {
         let searcher = self.searcher();
         let mut out = Vec::with_capacity(searcher.num_docs() as usize);
         for seg in searcher.segment_readers() {
-            let store = seg.get_store_reader(16).map_err(|e| Error::Library(e.to_string()))?;
+            let store = seg.get_store_reader(16).map_err(tantivy::TantivyError::from)?;
             for doc in seg.doc_ids_alive() {
                 let d: TantivyDocument = store.get(doc)?;
                 out.push(self.decode(&d)?);
@@ -116,7 +114,7 @@ impl EvidenceIndex {
             for c in &r.cited {
                 doc.add_text(self.fields.cited, &c.id);
             }
-            doc.add_text(self.fields.record, serde_json::to_string(r).map_err(|e| Error::Library(e.to_string()))?);
+            doc.add_text(self.fields.record, serde_json::to_string(r)?);
             writer.add_document(doc)?;
         }
         writer.commit()?;
@@ -127,7 +125,7 @@ impl EvidenceIndex {
 
     fn decode(&self, d: &TantivyDocument) -> Result<SpanRecord> {
         let json = d.get_first(self.fields.record).and_then(|v| v.as_str()).unwrap_or("{}");
-        serde_json::from_str(json).map_err(|e| Error::Library(format!("evidence record is unreadable: {e}")))
+        serde_json::from_str(json).map_err(|e| Error::corrupt(&self.dir, format!("evidence record: {e}")))
     }
 
     pub fn record(&self, searcher: &Searcher, doc: DocAddress) -> Result<SpanRecord> {
@@ -179,9 +177,7 @@ impl EvidenceIndex {
             let norms = seg.get_fieldnorms_reader(self.fields.text)?;
             let mut acc: HashMap<u32, (f32, f32)> = HashMap::new();
             for (term, idf) in &idfs {
-                let Some(mut postings) =
-                    inv.read_postings(term, IndexRecordOption::WithFreqs).map_err(|e| Error::Library(e.to_string()))?
-                else {
+                let Some(mut postings) = inv.read_postings(term, IndexRecordOption::WithFreqs).map_err(tantivy::TantivyError::from)? else {
                     continue;
                 };
                 let mut doc = postings.doc();

@@ -160,7 +160,7 @@ pub fn export_with(
         let before = read_state(file)?;
         if let Some(meta) = &before.meta {
             if meta.permissions().readonly() {
-                return Err(Error::Library(format!("{} is read-only; nothing was written", file.display())));
+                return Err(Error::Input(format!("{} is read-only; nothing was written", file.display())));
             }
         }
         let (content, entries) = plan(&before.text, papers, style);
@@ -189,7 +189,7 @@ pub fn export_with(
         })?;
         return Ok(ExportReport { file: file.to_path_buf(), entries, backup });
     }
-    Err(Error::Library(format!("{} kept changing while exporting; nothing was written", file.display())))
+    Err(Error::Input(format!("{} kept changing while exporting; nothing was written", file.display())))
 }
 
 /// The keys `papers` have or would get in `file`, without writing anything.

@@ -26,6 +26,8 @@ pub struct Hit {
 
 /// The tantivy index of the library's papers.
 pub struct PaperIndex {
+    /// Where the index lives (named by errors about its records).
+    dir: std::path::PathBuf,
     index: Index,
     reader: IndexReader,
     fields: PaperFields,
@@ -42,20 +44,14 @@ impl PaperIndex {
             let (schema, _) = PaperFields::build();
             Index::create_in_dir(dir, schema)?
         };
-        Self::from_index(index)
+        Self::from_index(dir, index)
     }
 
-    /// An index held in memory (tests, demos).
-    pub fn in_memory() -> Result<PaperIndex> {
-        let (schema, _) = PaperFields::build();
-        Self::from_index(Index::create_in_ram(schema))
-    }
-
-    fn from_index(index: Index) -> Result<PaperIndex> {
+    fn from_index(dir: &Path, index: Index) -> Result<PaperIndex> {
         index.tokenizers().register(EN, analyzer::english());
         let fields = PaperFields::from_schema(&index.schema())?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        Ok(PaperIndex { index, reader, fields, analyzer: analyzer::english() })
+        Ok(PaperIndex { dir: dir.to_path_buf(), index, reader, fields, analyzer: analyzer::english() })
     }
 
     /// A writer for upserts; at most one may exist at a time per index.
@@ -107,7 +103,7 @@ impl PaperIndex {
     pub fn paper(&self, searcher: &Searcher, doc: DocAddress) -> Result<Paper> {
         let stored: TantivyDocument = searcher.doc(doc)?;
         let json = stored.get_first(self.fields.record).and_then(|v| v.as_str()).unwrap_or("{}");
-        serde_json::from_str(json).map_err(|e| Error::Library(format!("paper record of {doc:?} is unreadable: {e}")))
+        serde_json::from_str(json).map_err(|e| Error::corrupt(&self.dir, format!("paper record of {doc:?}: {e}")))
     }
 
     /// Looks a paper up by id.
@@ -159,7 +155,7 @@ impl PaperIndex {
             buf.clear();
             if let Some(col) = col {
                 if let Some(ord) = col.term_ords(doc.doc_id).next() {
-                    col.ord_to_str(ord, &mut buf).map_err(|e| Error::Library(e.to_string()))?;
+                    col.ord_to_str(ord, &mut buf).map_err(tantivy::TantivyError::from)?;
                 }
             }
             out.push(buf.clone());
@@ -231,7 +227,7 @@ impl PaperWriter {
             doc.add_text(f.ext, &ext);
         }
         doc.add_u64(f.year, paper.year.map_or(0, |y| y.max(0) as u64));
-        let record = serde_json::to_string(paper).map_err(|e| Error::Library(e.to_string()))?;
+        let record = serde_json::to_string(paper)?;
         doc.add_text(f.record, &record);
         self.writer.add_document(doc)?;
         Ok(())

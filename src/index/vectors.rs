@@ -86,12 +86,12 @@ impl VectorStore {
         let have = f.metadata().map_err(|e| Error::io(&path, e))?.len();
         if have != want {
             if have < want {
-                return Err(Error::Library(format!(
-                    "{}: holds {have} bytes but its manifest lists {} rows of {} floats; delete the directory and embed again",
-                    path.display(),
+                let why = format!(
+                    "holds {have} bytes but its manifest lists {} rows of {} floats; delete the directory and embed again",
                     self.manifest.ids.len(),
                     self.manifest.dim
-                )));
+                );
+                return Err(Error::corrupt(&path, why));
             }
             f.set_len(want).map_err(|e| Error::io(&path, e))?;
         }
@@ -146,7 +146,7 @@ impl VectorStore {
     pub fn append(&mut self, items: &[(String, u64)], vectors: &[f32]) -> Result<()> {
         let dim = self.manifest.dim;
         if vectors.len() != items.len() * dim {
-            return Err(Error::Library(format!("{} vectors of width {dim} expected, got {} floats", items.len(), vectors.len())));
+            return Err(Error::Input(format!("{} vectors of width {dim} expected, got {} floats", items.len(), vectors.len())));
         }
         let path = self.dir.join(DATA);
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).map_err(|e| Error::io(&path, e))?;

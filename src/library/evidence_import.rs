@@ -97,7 +97,7 @@ pub struct EvidenceImportSummary {
 pub fn import_evidence(lib: &Library, files: &[PathBuf], split: Option<&str>, force: bool) -> Result<EvidenceImportSummary> {
     for f in files {
         if !f.is_file() {
-            return Err(Error::Library(format!("{}: not a file", f.display())));
+            return Err(Error::Input(format!("{}: not a file", f.display())));
         }
     }
     let inputs: Vec<EvidenceInput> =

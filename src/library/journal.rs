@@ -62,7 +62,7 @@ impl Journal {
     }
 
     pub fn save(&self) -> Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Library(e.to_string()))?;
+        let text = serde_json::to_string_pretty(self)?;
         write_atomic(&self.path, text.as_bytes())
     }
 }

@@ -53,7 +53,7 @@ impl Library {
     pub fn default_dir() -> Result<PathBuf> {
         directories::ProjectDirs::from("", "", "citewise")
             .map(|d| d.data_dir().join("library"))
-            .ok_or_else(|| Error::Library("no home directory: pass --library DIR or set CITEWISE_LIBRARY".into()))
+            .ok_or_else(|| Error::Missing("no home directory: pass --library DIR or set CITEWISE_LIBRARY".into()))
     }
 
     /// Opens a library, creating it when the directory holds none.
@@ -83,7 +83,7 @@ impl Library {
         let meta_path = dir.join("library.json");
         let text = std::fs::read_to_string(&meta_path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                Error::Library(format!(
+                Error::Missing(format!(
                     "no library at {}: import papers first with `citewise import FILE.bib` (or pass --library DIR)",
                     dir.display()
                 ))
@@ -106,11 +106,11 @@ impl Library {
     }
 
     fn stale(dir: &Path, why: &str) -> Error {
-        Error::Library(format!(
-            "the library at {} cannot be read: {why}. Rebuild it: move the directory away and run \
-             `citewise import` on your files again",
-            dir.display()
-        ))
+        Error::Corrupt {
+            path: dir.to_path_buf(),
+            source: format!("cannot be read: {why}. Rebuild it: move the directory away and run `citewise import` on your files again")
+                .into(),
+        }
     }
 
     pub fn dir(&self) -> &Path {

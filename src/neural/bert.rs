@@ -131,16 +131,16 @@ impl Bert {
     /// the tensor.
     pub fn load(config: &BertConfig, weights: &Path, device: &Device) -> Result<Bert> {
         if !weights.exists() {
-            return Err(Error::Library(format!("{}: no such weights file", weights.display())));
+            return Err(Error::model(weights.display().to_string(), "no such weights file"));
         }
         let mut model = config.init(device);
         let remap = KeyRemapper::new()
             .add_pattern(r"^bert\.", "")
             .and_then(|r| r.add_pattern(r"\.LayerNorm\.", ".layer_norm."))
             .and_then(|r| r.add_pattern(r"\.self\.", ".self_attn."))
-            .map_err(|e| Error::Library(e.to_string()))?;
+            .map_err(|e| Error::model("BERT key remapping", e.to_string()))?;
         let mut store = SafetensorsStore::from_file(weights).with_from_adapter(PyTorchToBurnAdapter).remap(remap).allow_partial(true);
-        let result = model.load_from(&mut store).map_err(|e| Error::Library(format!("{}: {e}", weights.display())))?;
+        let result = model.load_from(&mut store).map_err(|e| Error::model(weights.display().to_string(), e.to_string()))?;
         super::weights::check_applied(&result, &weights.display().to_string())?;
         Ok(model)
     }

@@ -71,20 +71,23 @@ impl RerankerTop {
     /// Writes the fine-tuned weights as safetensors.
     pub fn save(&self, path: &Path) -> Result<()> {
         let mut store = SafetensorsStore::from_file(path).overwrite(true);
-        self.save_into(&mut store).map_err(|e| Error::Library(format!("{}: {e}", path.display())))
+        self.save_into(&mut store).map_err(|e| Error::model(path.display().to_string(), e.to_string()))
     }
 
     /// Loads weights written by [`RerankerTop::save`]; a missing or
     /// mis-shaped tensor is an error naming it and the file.
     pub fn load_bytes(mut self, bytes: Vec<u8>, name: &str) -> Result<RerankerTop> {
         let mut store = SafetensorsStore::from_bytes(Some(bytes)).allow_partial(true);
-        let result = self.load_from(&mut store).map_err(|e| Error::Library(format!("{name}: {e}")))?;
+        let result = self.load_from(&mut store).map_err(|e| Error::model(name, e.to_string()))?;
         super::weights::check_applied(&result, name)?;
         if !result.unused.is_empty() {
-            return Err(Error::Library(format!(
-                "{name}: tensors this reranker configuration does not have (written for another `trained_layers`?): {}",
-                result.unused.join(", ")
-            )));
+            return Err(Error::model(
+                name,
+                format!(
+                    "tensors this reranker configuration does not have (written for another `trained_layers`?): {}",
+                    result.unused.join(", ")
+                ),
+            ));
         }
         Ok(self)
     }
@@ -95,7 +98,7 @@ impl RerankerTop {
 pub fn split_base(config: &RerankerConfig, base_dir: &Path, device: &Device) -> Result<(Bert, RerankerTop)> {
     let bert_config = BertConfig::from_file(&base_dir.join("config.json"))?;
     if config.trained_layers == 0 || config.trained_layers > bert_config.num_hidden_layers {
-        return Err(Error::Library(format!(
+        return Err(Error::Config(format!(
             "reranker: trained_layers is {}, the base `{}` has {} layers",
             config.trained_layers, config.base, bert_config.num_hidden_layers
         )));
@@ -129,10 +132,10 @@ pub struct PairEncoder {
 impl PairEncoder {
     pub fn new(tokenizer_json: &Path, max_len: usize, max_candidate: usize) -> Result<PairEncoder> {
         let tokenizer = BertTokenizer::from_file(tokenizer_json, 100_000)?;
-        let cls = tokenizer.token_id("[CLS]").ok_or_else(|| Error::Library(format!("{}: no [CLS] token", tokenizer_json.display())))?;
-        let sep = tokenizer.token_id("[SEP]").ok_or_else(|| Error::Library(format!("{}: no [SEP] token", tokenizer_json.display())))?;
+        let cls = tokenizer.token_id("[CLS]").ok_or_else(|| Error::model(tokenizer_json.display().to_string(), "no [CLS] token"))?;
+        let sep = tokenizer.token_id("[SEP]").ok_or_else(|| Error::model(tokenizer_json.display().to_string(), "no [SEP] token"))?;
         if max_len < 8 || max_candidate + 3 >= max_len {
-            return Err(Error::Library(format!("reranker: max_len {max_len} leaves no room beside {max_candidate} candidate tokens")));
+            return Err(Error::Config(format!("reranker: max_len {max_len} leaves no room beside {max_candidate} candidate tokens")));
         }
         Ok(PairEncoder { tokenizer, cls, sep, max_len, max_candidate })
     }

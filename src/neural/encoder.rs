@@ -71,7 +71,7 @@ impl HattenEncoder {
 
     fn from_parts(config: HattenConfig, bytes: Vec<u8>, source: String, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
         if config.word_dim != words.dim() || config.word_vectors_name() != words.name {
-            return Err(Error::Library(format!(
+            return Err(Error::Config(format!(
                 "{source}: the encoder expects {}-d word vectors from {}, the loaded ones are {}-d from {}",
                 config.word_dim,
                 config.word_vectors_name(),

@@ -247,7 +247,7 @@ impl Hatten {
     /// Writes the weights as safetensors.
     pub fn save(&self, path: &Path) -> Result<()> {
         let mut store = SafetensorsStore::from_file(path).overwrite(true);
-        self.save_into(&mut store).map_err(|e| Error::Library(format!("{}: {e}", path.display())))
+        self.save_into(&mut store).map_err(|e| Error::model(path.display().to_string(), e.to_string()))
     }
 
     /// Loads weights written by [`Hatten::save`] into a model built from
@@ -260,7 +260,7 @@ impl Hatten {
     pub fn load_bytes(config: &HattenConfig, bytes: Vec<u8>, name: &str, device: &Device) -> Result<Hatten> {
         let mut model = config.init(device);
         let mut store = SafetensorsStore::from_bytes(Some(bytes)).allow_partial(true);
-        let result = model.load_from(&mut store).map_err(|e| Error::Library(format!("{name}: {e}")))?;
+        let result = model.load_from(&mut store).map_err(|e| Error::model(name, e.to_string()))?;
         super::weights::check_applied(&result, name)?;
         Ok(model)
     }

@@ -17,7 +17,7 @@ pub fn models_dir() -> Result<PathBuf> {
     }
     directories::ProjectDirs::from("", "", "citewise")
         .map(|d| d.data_dir().join("models"))
-        .ok_or_else(|| Error::Library(format!("no home directory: set {MODELS_ENV}")))
+        .ok_or_else(|| Error::Missing(format!("no home directory: set {MODELS_ENV}")))
 }
 
 /// The directory of a named model, checked for its three files.
@@ -25,7 +25,7 @@ pub fn model_dir(name: &str) -> Result<PathBuf> {
     let dir = models_dir()?.join(name);
     for f in ["config.json", "tokenizer.json", "model.safetensors"] {
         if !dir.join(f).exists() {
-            return Err(Error::Library(format!("model `{name}` is missing {}: {FETCH_HINT}", dir.join(f).display())));
+            return Err(Error::model(name, format!("missing {}: {FETCH_HINT}", dir.join(f).display())));
         }
     }
     Ok(dir)

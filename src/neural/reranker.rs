@@ -83,7 +83,7 @@ impl Reranker {
                 Self::from_parts(config, weights.to_vec(), "shipped (assets/reranker)".into(), device)
             }
             None => {
-                Err(Error::Library(format!("no fine-tuned reranker: train one with `citewise train reranker --out {}`", dir.display())))
+                Err(Error::Missing(format!("no fine-tuned reranker: train one with `citewise train reranker --out {}`", dir.display())))
             }
         }
     }

@@ -24,7 +24,7 @@ pub struct Encoded {
 impl BertTokenizer {
     /// Loads `tokenizer.json`; sequences are cut to `max_len` tokens.
     pub fn from_file(path: &Path, max_len: usize) -> Result<BertTokenizer> {
-        let mut inner = Tokenizer::from_file(path).map_err(|e| Error::Library(format!("{}: {e}", path.display())))?;
+        let mut inner = Tokenizer::from_file(path).map_err(|e| Error::model(path.display().to_string(), e))?;
         inner.with_padding(None::<PaddingParams>);
         inner
             .with_truncation(Some(TruncationParams {
@@ -33,7 +33,7 @@ impl BertTokenizer {
                 direction: TruncationDirection::Right,
                 stride: 0,
             }))
-            .map_err(|e| Error::Library(format!("{}: {e}", path.display())))?;
+            .map_err(|e| Error::model(path.display().to_string(), e))?;
         Ok(BertTokenizer { inner })
     }
 
@@ -43,7 +43,7 @@ impl BertTokenizer {
             Some(b) => self.inner.encode((a, b), true),
             None => self.inner.encode(a, true),
         }
-        .map_err(|e| Error::Library(format!("tokenizer: {e}")))?;
+        .map_err(|e| Error::model("tokenizer", e))?;
         Ok(Encoded { ids: enc.get_ids().to_vec(), type_ids: enc.get_type_ids().to_vec(), tokens: enc.get_tokens().to_vec() })
     }
 }
@@ -52,7 +52,7 @@ impl BertTokenizer {
     /// Token ids of `text` without special tokens (cut to the tokenizer's
     /// `max_len`).
     pub fn ids(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self.inner.encode(text, false).map_err(|e| Error::Library(format!("tokenizer: {e}")))?;
+        let enc = self.inner.encode(text, false).map_err(|e| Error::model("tokenizer", e))?;
         Ok(enc.get_ids().to_vec())
     }
 

@@ -9,13 +9,11 @@ use crate::error::{Error, Result};
 /// errors (a shape mismatch) or left module tensors missing.
 pub fn check_applied(result: &ApplyResult, name: &str) -> Result<()> {
     if !result.errors.is_empty() {
-        return Err(Error::Library(format!("{name}: {}", result.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))));
+        return Err(Error::model(name, result.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")));
     }
     if !result.missing.is_empty() {
-        return Err(Error::Library(format!(
-            "{name}: missing tensors: {}",
-            result.missing.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ")
-        )));
+        let missing = result.missing.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", ");
+        return Err(Error::model(name, format!("missing tensors: {missing}")));
     }
     Ok(())
 }

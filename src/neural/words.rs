@@ -105,12 +105,12 @@ impl WordVectors {
         let tokenizer_path = dir.join("tokenizer.json");
         for p in [&weights, &tokenizer_path] {
             if !p.exists() {
-                return Err(Error::Library(format!("word vectors missing: {}: {FETCH_HINT}", p.display())));
+                return Err(Error::model("word vectors", format!("missing {}: {FETCH_HINT}", p.display())));
             }
         }
         let config = super::bert::BertConfig::from_file(&dir.join("config.json"))?;
         let bytes = std::fs::read(&weights).map_err(|e| Error::io(&weights, e))?;
-        let bad = |reason: String| Error::Library(format!("{}: {reason}", weights.display()));
+        let bad = |reason: String| Error::model(weights.display().to_string(), reason);
         let st = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| bad(e.to_string()))?;
         let tensor = |name: &str, rows: Option<usize>| -> Result<(Vec<f32>, Vec<usize>)> {
             let t = st.tensor(name).map_err(|e| bad(format!("tensor `{name}`: {e}")))?;
@@ -140,9 +140,9 @@ impl WordVectors {
         }
         standardize(&mut table, dim);
         let mut tokenizer =
-            tokenizers::Tokenizer::from_file(&tokenizer_path).map_err(|e| Error::Library(format!("{}: {e}", tokenizer_path.display())))?;
+            tokenizers::Tokenizer::from_file(&tokenizer_path).map_err(|e| Error::model(tokenizer_path.display().to_string(), e))?;
         tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|e| Error::Library(format!("{}: {e}", tokenizer_path.display())))?;
+        tokenizer.with_truncation(None).map_err(|e| Error::model(tokenizer_path.display().to_string(), e))?;
         let unknown = tokenizer.token_to_id("[UNK]");
         if tokenizer.get_vocab_size(true) > shape[0] {
             return Err(bad(format!("the tokenizer has {} tokens but the table {} rows", tokenizer.get_vocab_size(true), shape[0])));
@@ -158,7 +158,7 @@ impl WordVectors {
         let table_path = dir.join(GLOVE_FILES.1);
         for p in [&vocab_path, &table_path] {
             if !p.exists() {
-                return Err(Error::Library(format!("word vectors missing: {}: {FETCH_HINT}", p.display())));
+                return Err(Error::model("word vectors", format!("missing {}: {FETCH_HINT}", p.display())));
             }
         }
         let vocab = std::fs::read_to_string(&vocab_path).map_err(|e| Error::io(&vocab_path, e))?;
@@ -167,7 +167,7 @@ impl WordVectors {
     }
 
     fn from_parts(vocab: &str, safetensors_bytes: &[u8], path: &Path) -> Result<WordVectors> {
-        let bad = |reason: String| Error::Library(format!("{}: {reason}", path.display()));
+        let bad = |reason: String| Error::model(path.display().to_string(), reason);
         let st = safetensors::SafeTensors::deserialize(safetensors_bytes).map_err(|e| bad(e.to_string()))?;
         let t = st.tensor("embeddings").map_err(|e| bad(format!("tensor `embeddings`: {e}")))?;
         let shape = t.shape().to_vec();

@@ -38,7 +38,7 @@ impl CitationChannel {
     pub fn new(library: &Library, encoder: Arc<BiEncoder>, vectors: Option<Arc<VectorStore>>) -> Result<CitationChannel> {
         match vectors {
             Some(vectors) => Ok(CitationChannel { encoder, vectors }),
-            None => Err(Error::Library(format!(
+            None => Err(Error::Missing(format!(
                 "the library at {} has no paper vectors for the citation channel: run `citewise embed`",
                 library.dir().display()
             ))),

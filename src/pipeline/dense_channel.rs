@@ -26,7 +26,7 @@ impl DenseChannel {
     pub fn open(library: &Library, encoder: Arc<HattenEncoder>) -> Result<DenseChannel> {
         let vectors = VectorStore::open(&library.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
         if vectors.is_empty() && library.papers().num_papers() > 0 {
-            return Err(Error::Library(format!(
+            return Err(Error::Missing(format!(
                 "the library at {} has no paper vectors for this encoder: run `citewise embed`",
                 library.dir().display()
             )));

@@ -55,11 +55,6 @@ impl Worker {
         id
     }
 
-    /// The id of the newest request (0 before the first).
-    pub fn latest(&self) -> u64 {
-        self.latest.load(Ordering::SeqCst)
-    }
-
     /// A pending event, without waiting.
     pub fn try_recv(&self) -> Option<WorkerEvent> {
         self.events.try_recv().ok()

@@ -65,7 +65,7 @@ impl Config {
     /// Reads `path`; a missing file gives the defaults.
     pub fn load(path: &Path) -> Result<Config> {
         match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| Error::Library(format!("{}: {e}", path.display()))),
+            Ok(text) => toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(e) => Err(Error::io(path, e)),
         }

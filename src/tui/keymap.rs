@@ -144,7 +144,7 @@ impl Key {
                 let orig = s.trim().chars().last().unwrap();
                 KeyCodeOrd::Char(if ctrl { c.chars().next().unwrap() } else { orig })
             }
-            _ => return Err(Error::Library(format!("unknown key `{s}`"))),
+            _ => return Err(Error::Config(format!("unknown key `{s}`"))),
         };
         Ok(Key { code, ctrl, alt })
     }

@@ -29,7 +29,7 @@ pub fn input_latency(library: Arc<Library>, models: &Models, keys: usize, gap: D
     let mut app = App::new(&seed, None, "references.bib".into(), settings);
     app.cursor_to_end();
     let worker = Worker::spawn(Recommender::new(library, models));
-    let mut terminal = Terminal::new(TestBackend::new(120, 40)).map_err(|e| Error::Library(e.to_string()))?;
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).map_err(|e| Error::Terminal(e.to_string()))?;
     let text = "the quick brown fox jumps over the lazy dog while citations stream in ";
     let mut out = Vec::with_capacity(keys);
     for (i, c) in text.chars().cycle().take(keys).enumerate() {
@@ -39,7 +39,7 @@ pub fn input_latency(library: Arc<Library>, models: &Models, keys: usize, gap: D
         }
         let t = Instant::now();
         app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
-        terminal.draw(|f| screen::draw(f, &app)).map_err(|e| Error::Library(e.to_string()))?;
+        terminal.draw(|f| screen::draw(f, &app)).map_err(|e| Error::Terminal(e.to_string()))?;
         out.push(t.elapsed().as_secs_f64() * 1000.0);
         // The rest of a loop turn: results that arrived are shown.
         while let Some(ev) = worker.try_recv() {

@@ -65,14 +65,14 @@ impl Theme {
         let (_, text) = BUILT_IN
             .iter()
             .find(|(n, _)| *n == name)
-            .ok_or_else(|| Error::Library(format!("unknown theme `{name}`; built in: {}", Self::built_in_names().join(", "))))?;
+            .ok_or_else(|| Error::Config(format!("unknown theme `{name}`; built in: {}", Self::built_in_names().join(", "))))?;
         Self::parse(text, name)
     }
 
     pub fn parse(text: &str, origin: &str) -> Result<Theme> {
-        let f: ThemeFile = toml::from_str(text).map_err(|e| Error::Library(format!("theme {origin}: {e}")))?;
+        let f: ThemeFile = toml::from_str(text).map_err(|e| Error::Config(format!("theme {origin}: {e}")))?;
         let c = |field: &str, v: &str| -> Result<Color> {
-            v.parse::<Color>().map_err(|_| Error::Library(format!("theme {origin}: field `{field}`: `{v}` is not a colour")))
+            v.parse::<Color>().map_err(|_| Error::Config(format!("theme {origin}: field `{field}`: `{v}` is not a colour")))
         };
         Ok(Theme {
             name: f.name.clone(),
