@@ -208,7 +208,7 @@ fn prefetch(
             Err(crate::error::Error::InvalidQuery(_)) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
-        let global = mixed && i % 2 == 0;
+        let global = mixed && i.is_multiple_of(2);
         Ok(Some(RerankExample {
             local: crate::pipeline::query::strip_citations(&c.context),
             title: if global { c.citing_title.clone() } else { String::new() },

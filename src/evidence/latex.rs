@@ -650,7 +650,7 @@ impl Writer<'_> {
     fn flush(&mut self) {
         let p = std::mem::take(&mut self.cur);
         let trimmed = p.text.trim_end().len();
-        if p.text.trim().split_whitespace().count() >= 3 {
+        if p.text.split_whitespace().count() >= 3 {
             let mut p = p;
             p.text.truncate(trimmed);
             for c in &mut p.citations {

@@ -44,7 +44,7 @@ pub fn read_markdown(path: &Path) -> Result<(Document, Vec<String>), String> {
             Err(e) => problems.push(format!("bibliography `{name}`: {e}")),
         }
     }
-    if front.get("bibliography").is_none() && KEY.is_match(body) {
+    if !front.contains_key("bibliography") && KEY.is_match(body) {
         problems.push("no `bibliography:` in the front matter; citations stay unresolved".into());
     }
     let mut unknown = 0;

@@ -30,7 +30,10 @@ pub fn text_hash(title: &str, abstract_text: &str) -> u64 {
 
 /// The papers whose vector in `store` is missing or stale, each as (id,
 /// text hash, what `text` makes of it to encode), and how many are current.
-fn stale_papers<T>(lib: &Library, store: &VectorStore, text: impl Fn(&Paper) -> T) -> Result<(Vec<(String, u64, T)>, usize)> {
+/// Papers to encode: id, text hash, and what to encode.
+type Todo<T> = Vec<(String, u64, T)>;
+
+fn stale_papers<T>(lib: &Library, store: &VectorStore, text: impl Fn(&Paper) -> T) -> Result<(Todo<T>, usize)> {
     let mut todo = Vec::new();
     let mut kept = 0;
     lib.papers().for_each_paper(&mut |p| {
@@ -84,7 +87,9 @@ pub fn embed_citation_vectors(
         // fixed shares would leave a core idle).
         let pieces: Vec<&[(String, u64, String)]> = chunk.chunks(PROGRESS_EVERY).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let done: Vec<Result<Vec<(usize, Vec<f32>)>>> = std::thread::scope(|s| {
+        // Per thread: (row in the chunk, vector) of every paper it encoded.
+        type Encoded = Result<Vec<(usize, Vec<f32>)>>;
+        let done: Vec<Encoded> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads.min(pieces.len()))
                 .map(|_| {
                     s.spawn(|| -> Result<Vec<(usize, Vec<f32>)>> {

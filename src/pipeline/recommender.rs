@@ -407,3 +407,30 @@ fn rerank_stage(models: &Models, citation_vectors: Option<Arc<VectorStore>>, req
         _ => Ok(stage),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_parse_by_name_and_say_what_is_available() {
+        let s = Stages::parse(&["bm25", "citation", RERANK]).unwrap();
+        assert_eq!(s, Stages { channels: vec![ChannelId::Bm25, ChannelId::Citation], rerank: true });
+        assert_eq!(s.names(), ["bm25", "citation", RERANK]);
+        let unknown = Stages::parse(&["bm25", "nope"]).unwrap_err();
+        assert!(matches!(unknown, Error::Config(_)), "a setting, not a query: {unknown:?}");
+        assert!(unknown.to_string().contains("unknown stage `nope`; available: bm25, evidence, citation, hatten, rerank"));
+        assert!(Stages::parse(&[RERANK]).unwrap_err().to_string().contains("no channel selected"));
+    }
+
+    #[test]
+    fn without_models_a_library_gets_the_word_channels_and_no_rerank_stage() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = Arc::new(Library::open_or_create(dir.path()).unwrap());
+        let rec = Recommender::new(lib.clone(), &Models::none());
+        assert_eq!(rec.stages(), Stages { channels: vec![ChannelId::Bm25, ChannelId::Evidence], rerank: false });
+        assert_eq!(rec.rerank_depth(), 0);
+        let asked = Recommender::with_stages(lib, &Models::none(), &["bm25", RERANK]).err().expect("no reranker");
+        assert!(matches!(asked, Error::ModelOff { .. }), "{asked:?}");
+    }
+}

@@ -36,8 +36,8 @@ fn byte_of_char(s: &str, col: usize) -> usize {
 /// `[CIT]` at its end.
 pub fn selection_context(lines: &[String], start: (usize, usize), end: (usize, usize)) -> String {
     let mut parts = Vec::new();
-    for row in start.0..=end.0.min(lines.len().saturating_sub(1)) {
-        let line = &lines[row];
+    let last = end.0.min(lines.len().saturating_sub(1));
+    for (row, line) in lines.iter().enumerate().take(last + 1).skip(start.0) {
         let from = if row == start.0 { byte_of_char(line, start.1) } else { 0 };
         let to = if row == end.0 { byte_of_char(line, end.1) } else { line.len() };
         parts.push(&line[from..to.max(from)]);

@@ -78,10 +78,11 @@ fn split_labelled(lines: &[&Line], label: impl Fn(&str) -> Option<(String, usize
     for l in lines {
         match label(&l.text) {
             Some((lab, len)) => out.push(Reference { label: lab, raw: l.text[len..].trim().to_string(), ..Default::default() }),
-            None => match out.last_mut() {
-                Some(r) => join_line(&mut r.raw, &l.text),
-                None => {}
-            },
+            None => {
+                if let Some(r) = out.last_mut() {
+                    join_line(&mut r.raw, &l.text)
+                }
+            }
         }
     }
     for r in &mut out {
@@ -285,12 +286,10 @@ pub fn surnames(authors: &str) -> Vec<String> {
                 let nw: Vec<&str> = n.split_whitespace().collect();
                 is_initials(n) || (nw.len() <= 3 && k == 0 && ws.len() == 1)
             });
-        if ws.len() == 1 || next_is_given && ws.len() <= 2 {
-            if k == 0 || ws.len() == 1 || next_is_given {
-                out.push(fold(&ws.join(" ")));
-                k += if next_is_given { 2 } else { 1 };
-                continue;
-            }
+        if (ws.len() == 1 || next_is_given && ws.len() <= 2) && (k == 0 || ws.len() == 1 || next_is_given) {
+            out.push(fold(&ws.join(" ")));
+            k += if next_is_given { 2 } else { 1 };
+            continue;
         }
         // "Given Surname": the last capitalised word.
         out.push(fold(ws.last().unwrap()));
