@@ -61,8 +61,6 @@ pub enum Error {
     /// The query itself (empty, nothing but markup).
     #[error("{0}")]
     InvalidQuery(String),
-    #[error("{0}")]
-    Library(String),
 }
 
 impl Error {

@@ -5,7 +5,8 @@
 //! (citing sentences → spans) → `library` (on-disk store, import) →
 //! `pipeline` (query → channels → fusion, worker) →
 //! `eval` (metrics, harness), `export` (BibTeX, citations) → `tui` (the
-//! editor) → `cli` (the `citewise` command).
+//! editor) → `cli` (the `citewise` command). `ranking` (Recall@K, reciprocal
+//! rank) and `util` sit below every layer and serve them all.
 
 pub mod cli;
 pub mod corpus;
@@ -17,6 +18,7 @@ pub mod index;
 pub mod library;
 pub mod neural;
 pub mod pipeline;
+pub mod ranking;
 pub mod tui;
 pub mod util;
 

@@ -1,12 +1,15 @@
 //! Ranking metrics for one query and their averages.
 //!
 //! With several relevant papers, Recall@K is the fraction of them in the top
-//! K, MRR uses the first relevant hit, and nDCG@10 uses binary gains with the
+//! K and MRR uses the first relevant hit (both from [`crate::ranking`], which
+//! the trainers' validation shares), and nDCG@10 uses binary gains with the
 //! ideal DCG of min(10, |relevant|) hits.
 
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
+
+use crate::ranking::{recall_at, reciprocal_rank};
 
 /// The cut-offs reported for recall.
 pub const RECALL_AT: [usize; 7] = [1, 5, 10, 20, 100, 200, 500];
@@ -25,13 +28,9 @@ pub fn score(ranked: &[String], relevant: &HashSet<String>) -> Scores {
     if relevant.is_empty() {
         return Scores::default();
     }
+    let recall = RECALL_AT.map(|k| recall_at(ranked, relevant, k));
+    let mrr = reciprocal_rank(ranked, |id| relevant.contains(id));
     let hit_ranks: Vec<usize> = ranked.iter().enumerate().filter(|(_, id)| relevant.contains(*id)).map(|(i, _)| i).collect();
-    let n_rel = relevant.len() as f64;
-    let mut recall = [0.0; 7];
-    for (slot, &k) in recall.iter_mut().zip(RECALL_AT.iter()) {
-        *slot = hit_ranks.iter().filter(|&&r| r < k).count() as f64 / n_rel;
-    }
-    let mrr = hit_ranks.first().map_or(0.0, |&r| 1.0 / (r + 1) as f64);
     let dcg: f64 = hit_ranks.iter().filter(|&&r| r < 10).map(|&r| 1.0 / ((r + 2) as f64).log2()).sum();
     let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
     Scores { recall, mrr, ndcg10: dcg / ideal }

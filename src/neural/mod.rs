@@ -12,5 +12,6 @@ pub mod rerank_train;
 pub mod reranker;
 pub mod tokenizer;
 pub mod train;
+pub mod training_run;
 pub mod weights;
 pub mod words;

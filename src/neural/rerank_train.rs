@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use burn::module::Module;
-use burn::optim::{AdamConfig, GradientsParams};
+use burn::optim::GradientsParams;
 use burn::tensor::Device;
 use rand::rngs::StdRng;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -21,10 +21,10 @@ use serde::{Deserialize, Serialize};
 use super::cross_encoder::{logits, scores, split_base, PairEncoder, QueryTokens, RerankerConfig};
 use super::tokenizer::batch;
 use super::tokenizer::Encoded;
-use super::train::RunFiles;
+use super::training_run::{clipped_adam, Counters, TrainingRun};
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
-use crate::util::write_atomic;
+use crate::ranking::{recall_at, reciprocal_rank};
 
 /// One citation context with the pipeline's prefetched papers.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -93,20 +93,26 @@ pub trait RerankProgress {
     fn checkpoint(&self, c: &Checkpoint);
 }
 
+/// The counters of the reranker's `train-state.json`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct State {
+struct Steps {
     steps_done: usize,
     best_mrr: f64,
-    history: Vec<Checkpoint>,
-    options: Option<RerankTrainOptions>,
+}
+
+impl Counters for Steps {
+    fn done(&self) -> usize {
+        self.steps_done
+    }
+    fn best_score(&mut self) -> &mut f64 {
+        &mut self.best_mrr
+    }
 }
 
 /// Recall of the cited papers in the top 10 and the reciprocal rank of the
 /// first one, for a ranked list of paper indices.
 pub fn r10_rr(ranked: &[usize], cited: &[usize]) -> (f64, f64) {
-    let found = cited.iter().filter(|c| ranked.iter().take(10).any(|r| r == *c)).count();
-    let rr = ranked.iter().position(|r| cited.contains(r)).map_or(0.0, |p| 1.0 / (p + 1) as f64);
-    (found as f64 / cited.len().max(1) as f64, rr)
+    (recall_at(ranked, cited, 10), reciprocal_rank(ranked, |r| cited.contains(r)))
 }
 
 /// `prefetched` with its first `depth` entries put in the order of `scores`
@@ -147,31 +153,27 @@ pub fn train_reranker(
     progress: &dyn RerankProgress,
 ) -> Result<Vec<Checkpoint>> {
     if train.is_empty() || val.is_empty() {
-        return Err(Error::Library("reranker training needs train and val examples whose cited papers are in the pool".into()));
+        return Err(Error::Input("reranker training needs train and val examples whose cited papers are in the pool".into()));
     }
-    let files = RunFiles::new(out, "reranker.json");
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
-    let started = Instant::now();
+    let mut run = TrainingRun::<Steps, Checkpoint, RerankTrainOptions>::open(out, "reranker.json", opts.max_minutes)?;
     let pairs = PairEncoder::new(&base_dir.join("tokenizer.json"), config.max_len, config.max_candidate_tokens)?;
     let enc = Encoders { pairs: &pairs, papers };
 
-    let mut state: State = files.read_state()?;
     // Frozen lower layers run without autodiff; the top trains on the autodiff device.
     let (bottom, _) = split_base(config, base_dir, device)?;
     let heads = bottom.heads();
     let bottom_layers = bottom.encoder.layer.len();
     let ad = device.clone().autodiff();
     let (_, fresh_top) = split_base(config, base_dir, &ad)?;
-    let mut top = if state.steps_done > 0 && files.last().exists() {
-        let bytes = std::fs::read(files.last()).map_err(|e| Error::io(files.last(), e))?;
-        fresh_top.load_bytes(bytes, &files.last().display().to_string())?
+    let mut top = if run.resuming() {
+        let last = run.files.last();
+        let bytes = std::fs::read(&last).map_err(|e| Error::io(&last, e))?;
+        fresh_top.load_bytes(bytes, &last.display().to_string())?
     } else {
-        state = State::default();
         fresh_top
     };
-    state.options = Some(opts.clone());
-    write_atomic(&files.config(), config.to_string().as_bytes())?;
-    let mut optim = AdamConfig::new().with_grad_clipping(Some(burn::optim::grad_clipping::GradientClippingConfig::Norm(1.0))).init();
+    run.begin(opts.clone(), &config.to_string())?;
+    let mut optim = clipped_adam();
 
     // The validation pairs are the same at every checkpoint: encoded once.
     let mut val_pairs: Vec<Vec<Encoded>> = Vec::with_capacity(val.len());
@@ -191,14 +193,13 @@ pub fn train_reranker(
 
     let mut order: Vec<usize> = (0..train.len()).collect();
     order.shuffle(&mut StdRng::seed_from_u64(opts.seed));
-    let out_of_time = || opts.max_minutes.is_some_and(|m| started.elapsed().as_secs_f64() > m * 60.0);
     let mut loss_sum = 0f32;
     let mut loss_steps = 0usize;
     let mut t0 = Instant::now();
     progress.phase("training", opts.max_steps as u64);
-    progress.advance(state.steps_done as u64, None);
-    while state.steps_done < opts.max_steps {
-        let step = state.steps_done;
+    progress.advance(run.state.counters.steps_done as u64, None);
+    while run.state.counters.steps_done < opts.max_steps {
+        let step = run.state.counters.steps_done;
         let mut rng = StdRng::seed_from_u64(opts.seed ^ (step as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut batch_pairs: Vec<Encoded> = Vec::with_capacity(2 * opts.batch);
         let mut negs: Vec<Encoded> = Vec::with_capacity(opts.batch);
@@ -224,19 +225,19 @@ pub fn train_reranker(
         let input = batch(&batch_pairs, device);
         let (hidden, pad) = bottom.forward_layers(input, bottom_layers);
         let s = scores(&top, hidden.autodiff(), pad.autodiff(), heads);
-        let pos = s.clone().slice([0..b]);
-        let neg = s.slice([b..2 * b]);
+        let pos = s.clone().slice(0..b);
+        let neg = s.slice(b..2 * b);
         let loss = (neg - pos).add_scalar(opts.margin).clamp_min(0.0).mean();
         let value = loss.clone().into_scalar::<f32>();
         let grads = GradientsParams::from_grads(loss.backward(), &top);
         top = optim.step(opts.learning_rate, top, grads);
-        state.steps_done += 1;
+        run.state.counters.steps_done += 1;
         loss_sum += value;
         loss_steps += 1;
         progress.advance(1, Some(loss_sum / loss_steps as f32));
 
-        let last_step = state.steps_done == opts.max_steps || out_of_time();
-        if state.steps_done % opts.eval_every == 0 || last_step {
+        let last_step = run.state.counters.steps_done == opts.max_steps || run.out_of_time();
+        if run.state.counters.steps_done.is_multiple_of(opts.eval_every) || last_step {
             let inference = top.valid();
             progress.phase("validating", val.len() as u64);
             let (mut r10, mut mrr) = (0.0, 0.0);
@@ -248,14 +249,9 @@ pub fn train_reranker(
                 progress.advance(1, None);
             }
             let (r10, mrr) = (r10 / n_val, mrr / n_val);
-            let best = mrr > state.best_mrr || state.history.is_empty();
-            inference.save(&files.last())?;
-            if best {
-                state.best_mrr = mrr;
-                inference.save(&files.best())?;
-            }
+            let best = run.keep(mrr, |path| inference.save(path))?;
             let c = Checkpoint {
-                step: state.steps_done,
+                step: run.state.counters.steps_done,
                 loss: loss_sum / loss_steps.max(1) as f32,
                 prefetch_r10: pre_r10,
                 prefetch_mrr: pre_mrr,
@@ -265,8 +261,7 @@ pub fn train_reranker(
                 best,
             };
             progress.checkpoint(&c);
-            state.history.push(c);
-            write_atomic(&files.state(), serde_json::to_string_pretty(&state).expect("state serializes").as_bytes())?;
+            run.record(c)?;
             loss_sum = 0.0;
             loss_steps = 0;
             t0 = Instant::now();
@@ -274,8 +269,8 @@ pub fn train_reranker(
                 break;
             }
             progress.phase("training", opts.max_steps as u64);
-            progress.advance(state.steps_done as u64, None);
+            progress.advance(run.state.counters.steps_done as u64, None);
         }
     }
-    Ok(state.history)
+    Ok(run.into_history())
 }
