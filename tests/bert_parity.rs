@@ -75,14 +75,14 @@ fn mismatched_or_corrupt_weights_name_the_tensor_and_shapes() {
     let device = Device::flex();
     let mut config = BertConfig::from_file(&dir.join("paraphrase-minilm-l3-v2/config.json")).unwrap();
     config.intermediate_size = 1000;
-    let err = Bert::load(&config, &weights, &device).err().expect("shapes differ").to_string();
+    let err = Bert::load(&config, &weights, &device).expect_err("shapes differ").to_string();
     assert!(err.contains("intermediate.dense") && err.contains("1536") && err.contains("1000"), "{err}");
 
     let tmp = tempfile::tempdir().unwrap();
     let corrupt = tmp.path().join("model.safetensors");
     std::fs::write(&corrupt, b"\x10\x00\x00\x00\x00\x00\x00\x00{not a header}").unwrap();
     let config = BertConfig::from_file(&dir.join("paraphrase-minilm-l3-v2/config.json")).unwrap();
-    let err = Bert::load(&config, &corrupt, &device).err().expect("corrupt file").to_string();
+    let err = Bert::load(&config, &corrupt, &device).expect_err("corrupt file").to_string();
     assert!(err.contains("model.safetensors"), "{err}");
 }
 

@@ -130,7 +130,7 @@ fn two_column_numeric_pdf_gives_linked_citing_sentences() {
     let (dir, lib) = library();
     let file = dir.path().join("completion.pdf");
     std::fs::write(&file, numeric_pdf()).unwrap();
-    let s = import_all(&lib, &[file.clone()], false);
+    let s = import_all(&lib, std::slice::from_ref(&file), false);
     assert!(s.skipped.is_empty(), "{:?}", s.skipped);
     let k = &s.kinds[&citewise::evidence::document::DocKind::Pdf];
     assert_eq!(k.documents, 1);
@@ -222,7 +222,7 @@ fn broken_inputs_are_one_line_each_and_the_rest_imports() {
     .unwrap();
     std::fs::write(docs.join("paper/sections/intro.tex"), "Completions are ranked \\emph{with history \\cite{shokouhi2013personalize}.\n")
         .unwrap();
-    let s = import_all(&lib, &[docs.clone()], false);
+    let s = import_all(&lib, std::slice::from_ref(&docs), false);
     let skipped: Vec<&str> = s.skipped.iter().map(String::as_str).collect();
     assert_eq!(skipped.len(), 4, "{skipped:#?}");
     let line = |name: &str| skipped.iter().find(|l| l.contains(name)).unwrap_or_else(|| panic!("no line for {name} in {skipped:#?}"));
@@ -272,7 +272,7 @@ fn latex_project(root: &Path) -> PathBuf {
 fn latex_project_with_inputs_and_bib() {
     let (dir, lib) = library();
     let main = latex_project(&dir.path().join("paper"));
-    let s = import_all(&lib, &[main.clone()], false);
+    let s = import_all(&lib, std::slice::from_ref(&main), false);
     let k = &s.kinds[&citewise::evidence::document::DocKind::Latex];
     assert_eq!((k.documents, k.stats.references, k.stats.references_linked), (1, 5, 4), "{k:?}");
     assert_eq!(sentences_citing(&lib, SHOKOUHI), ["Query completions can be personalised with the user's search history [1]."]);
@@ -284,7 +284,7 @@ fn latex_project_with_inputs_and_bib() {
 
     // Unchanged: skipped. `--add-cited` after an edit: the missing paper joins
     // the library and its citation becomes evidence; nothing doubles.
-    let again = import_all(&lib, &[main.clone()], false);
+    let again = import_all(&lib, std::slice::from_ref(&main), false);
     assert_eq!(again.files_unchanged, 1);
     let intro = dir.path().join("paper/sections/intro.tex");
     let text = std::fs::read_to_string(&intro).unwrap();
@@ -308,7 +308,7 @@ fn bbl_only_project_and_a_source_bundle() {
         "\\begin{thebibliography}{1}\n\\bibitem[Brants(2000)]{Brants00}\nThorsten Brants.\n\\newblock {TnT} -- a statistical part-of-speech tagger.\n\\newblock In {\\em Proceedings of ANLP}, 2000.\n\\end{thebibliography}\n",
     )
     .unwrap();
-    let s = import_all(&lib, &[root.clone()], false);
+    let s = import_all(&lib, std::slice::from_ref(&root), false);
     assert!(s.problems.is_empty(), "the .bbl stands in for the missing .bib: {:?}", s.problems);
     assert_eq!(sentences_citing(&lib, BRANTS), ["We tag with the trigram tagger of [1]."]);
 

@@ -86,7 +86,7 @@ fn contexts_file(dir: &std::path::Path) -> std::path::PathBuf {
 fn benchmark_contexts_build_evidence_with_support() {
     let (d, lib) = library_with_fixture();
     let file = contexts_file(d.path());
-    let s = import_evidence(&lib, &[file.clone()], Some("train"), false).unwrap();
+    let s = import_evidence(&lib, std::slice::from_ref(&file), Some("train"), false).unwrap();
     assert_eq!(s.sentences, 4, "the test row is left out");
     let records = lib.evidence().all_records().unwrap();
     let tnt = records.iter().find(|r| r.text == "TnT").expect("the mention TnT");
@@ -303,7 +303,8 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
     // With every candidate's vector kept, the rerank stage splits the
     // cross-encoder's pairs over two threads: same order, same scores.
     let after = reranked(&lib);
-    let summary = |r: &citewise::pipeline::Recommendations| -> Vec<(String, Option<(usize, f32)>, Option<(usize, f32)>)> {
+    type Ranks = Vec<(String, Option<(usize, f32)>, Option<(usize, f32)>)>;
+    let summary = |r: &citewise::pipeline::Recommendations| -> Ranks {
         r.candidates
             .iter()
             .map(|c| (c.id.clone(), c.rerank.as_ref().map(|s| (s.rank, s.score)), c.citation.as_ref().map(|s| (s.rank, s.score))))

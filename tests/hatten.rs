@@ -115,11 +115,11 @@ fn weights_round_trip_and_a_mismatched_file_names_the_tensor() {
     assert_eq!(a, b);
 
     let wider = HattenConfig::new().with_d_model(64).with_d_ff(64);
-    let err = Hatten::load(&wider, &path, &device).err().expect("shape mismatch").to_string();
+    let err = Hatten::load(&wider, &path, &device).expect_err("shape mismatch").to_string();
     assert!(err.contains("m.safetensors") && err.contains("word_proj") && err.contains("32") && err.contains("64"), "{err}");
 
     std::fs::write(&path, b"not safetensors").unwrap();
-    let err = Hatten::load(&config, &path, &device).err().expect("corrupt file").to_string();
+    let err = Hatten::load(&config, &path, &device).expect_err("corrupt file").to_string();
     assert!(err.contains("m.safetensors"), "{err}");
 }
 
@@ -177,7 +177,7 @@ fn training_runs_keeps_the_best_epoch_and_resumes() {
     let history = train(bench.path(), out.path(), &config, &opts, &w, &device, &Quiet).unwrap();
     assert_eq!(history.iter().map(|r| r.epoch).collect::<Vec<_>>(), [1, 2, 3]);
     assert!(history.iter().all(|r| r.loss.is_finite() && r.steps > 0), "{history:?}");
-    let best = history.iter().filter(|r| r.best).last().unwrap();
+    let best = history.iter().rfind(|r| r.best).unwrap();
     assert!(history.iter().all(|r| r.score() <= best.score()), "the kept epoch is the best on val: {history:?}");
     // Chance is 100 / ~1,650 pool papers ≈ 0.06, with or without the citing title and abstract.
     assert!(best.val_r100 > 0.3 && best.val_local_r100 > 0.2, "the encoder ranks cited papers well above chance: {history:?}");

@@ -118,7 +118,7 @@ fn an_entry_that_gains_a_doi_replaces_its_old_record() {
     let (d, lib) = fresh();
     let v1 = d.path().join("v1.bib");
     std::fs::write(&v1, "@article{k, title={Old Title}}").unwrap();
-    import(&lib, &[v1.clone()], ImportOptions::default(), &Quiet).unwrap();
+    import(&lib, std::slice::from_ref(&v1), ImportOptions::default(), &Quiet).unwrap();
     std::fs::write(&v1, "@article{k, title={New Title}, doi={10.1/k}}").unwrap();
     let s = import(&lib, &[v1], ImportOptions::default(), &Quiet).unwrap();
     assert_eq!((s.imported, s.updated), (0, 1));

@@ -67,7 +67,9 @@ fn benchmark_quality_bm25_and_evidence() {
 
     let local = evaluate(&rec, &contexts, "test", false, &|_| {}).unwrap();
     let all = &local.sources[0].scores;
-    assert!((all.recall[2] - 0.318).abs() <= 0.03, "R@10 {}", all.recall[2]);
+    #[allow(clippy::approx_constant)] // BM25's measured R@10, not 1/π
+    let expected_recall = 0.318;
+    assert!((all.recall[2] - expected_recall).abs() <= 0.03, "R@10 {}", all.recall[2]);
     assert!((all.mrr - 0.206).abs() <= 0.03, "MRR {}", all.mrr);
 
     let global = evaluate(&rec, &contexts, "test", true, &|_| {}).unwrap();

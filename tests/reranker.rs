@@ -172,7 +172,7 @@ fn fine_tuning_learns_its_triplets_keeps_the_best_and_resumes() {
     let history = train_reranker(&config, &base_dir(), &papers, &examples, &examples, out.path(), &opts, &device, &Quiet).unwrap();
     assert_eq!(history.iter().map(|c| c.step).collect::<Vec<_>>(), [15, 30, 45], "the run resumed at step 15");
     assert!(history.iter().all(|c| c.loss.is_finite()));
-    let best = history.iter().filter(|c| c.best).last().unwrap();
+    let best = history.iter().rfind(|c| c.best).unwrap();
     assert!(history.iter().all(|c| c.mrr <= best.mrr));
     // The cited paper sits at rank 4 of 7 in the prefetched lists (MRR 0.25).
     assert!((best.prefetch_mrr - 0.25).abs() < 1e-9, "{best:?}");
@@ -199,7 +199,6 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     assert_eq!(RerankStage::new(reranker.clone()).depth(), CPU_RERANK_DEPTH);
     let mut on_gpu = Reranker::load_dir(weights.path(), &device).unwrap();
     on_gpu.on_gpu = true;
-    assert!(GPU_RERANK_DEPTH > CPU_RERANK_DEPTH);
     assert_eq!(RerankStage::new(Arc::new(on_gpu)).depth(), GPU_RERANK_DEPTH);
 
     let dir = tempfile::tempdir().unwrap();
