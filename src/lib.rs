@@ -10,6 +10,7 @@
 
 pub mod cli;
 pub mod corpus;
+pub mod draft;
 pub mod error;
 pub mod eval;
 pub mod evidence;

@@ -9,10 +9,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::config::{CiteSyntaxSetting, Config};
-use super::context::{cursor_context, selection_context, ContextMode};
 use super::keymap::{Action, Key, Keymap};
 use super::theme::Theme;
 use crate::corpus::Paper;
+use crate::draft::{cursor_context, global_context, selection_context, ContextMode};
 use crate::evidence::link::normalize_title;
 use crate::export::keys::base_key;
 use crate::export::{CiteSyntax, ExportReport, KeyStyle};
@@ -604,44 +604,6 @@ fn step(i: usize, n: usize, down: bool) -> usize {
     }
 }
 
-/// Title and abstract of a draft (LaTeX or Markdown front matter).
-pub fn global_context(text: &str) -> (String, String) {
-    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut title = String::new();
-    let mut abstract_text = String::new();
-    if let Some(i) = text.find("\\title{") {
-        let rest = &text[i + 7..];
-        let mut depth = 1;
-        let end = rest
-            .char_indices()
-            .find(|&(_, c)| {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-                depth == 0
-            })
-            .map_or(rest.len(), |(j, _)| j);
-        title = squash(&rest[..end]);
-    }
-    if let (Some(s), Some(e)) = (text.find("\\begin{abstract}"), text.find("\\end{abstract}")) {
-        if s < e {
-            abstract_text = squash(&text[s + 16..e]);
-        }
-    }
-    if let Some(front) = text.strip_prefix("---\n").and_then(|r| r.split("\n---").next()) {
-        for line in front.lines() {
-            if let Some(v) = line.strip_prefix("title:") {
-                title = v.trim().trim_matches('"').to_string();
-            } else if let Some(v) = line.strip_prefix("abstract:") {
-                abstract_text = v.trim().trim_matches('"').to_string();
-            }
-        }
-    }
-    (title, abstract_text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -799,14 +761,5 @@ mod tests {
         let screen = t.backend().to_string();
         assert!(screen.contains(" GPU: wgpu on Radeon (IntegratedGpu, Vulkan) · 2 papers"), "{screen}");
         assert!(!screen.contains("CPU"), "{screen}");
-    }
-
-    #[test]
-    fn global_context_from_latex_and_markdown() {
-        let tex = "\\documentclass{article}\n\\title{Citing {TnT} Well}\n\\begin{abstract}\nWe study\n tagging.\n\\end{abstract}\nBody.";
-        assert_eq!(global_context(tex), ("Citing {TnT} Well".into(), "We study tagging.".into()));
-        let md = "---\ntitle: \"A Markdown Draft\"\nabstract: Short.\n---\n# Intro\n";
-        assert_eq!(global_context(md), ("A Markdown Draft".into(), "Short.".into()));
-        assert_eq!(global_context("plain"), (String::new(), String::new()));
     }
 }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::context::ContextMode;
 use super::keymap::{Action, Key};
+use crate::draft::ContextMode;
 use crate::error::{Error, Result};
 use crate::export::KeyStyle;
 

@@ -9,8 +9,8 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
 use super::app::{App, AppSettings};
-use super::context::ContextMode;
 use super::screen;
+use crate::draft::ContextMode;
 use crate::error::{Error, Result};
 use crate::library::Library;
 use crate::pipeline::worker::{Worker, WorkerEvent};

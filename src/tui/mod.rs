@@ -7,7 +7,6 @@
 pub mod app;
 pub mod autosave;
 pub mod config;
-pub mod context;
 pub mod demo;
 pub mod keymap;
 pub mod latency;

@@ -1,5 +1,7 @@
-//! The local context sent with a request: the sentence (or paragraph, or
-//! selection) around the cursor, with `[CIT]` where the cursor is.
+//! What a draft says around a citation, for every front end (the editor,
+//! the language server): the local context sent with a request (the
+//! sentence, paragraph or selection around the cursor, with `[CIT]` where
+//! the cursor is) and the global context (the draft's title and abstract).
 
 use crate::corpus::benchmark::CIT;
 use crate::evidence::sentences::split_sentences;
@@ -103,6 +105,44 @@ pub fn cursor_context(lines: &[String], cursor: (usize, usize), mode: ContextMod
     sentence.to_string()
 }
 
+/// Title and abstract of a draft (LaTeX or Markdown front matter).
+pub fn global_context(text: &str) -> (String, String) {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut title = String::new();
+    let mut abstract_text = String::new();
+    if let Some(i) = text.find("\\title{") {
+        let rest = &text[i + 7..];
+        let mut depth = 1;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .map_or(rest.len(), |(j, _)| j);
+        title = squash(&rest[..end]);
+    }
+    if let (Some(s), Some(e)) = (text.find("\\begin{abstract}"), text.find("\\end{abstract}")) {
+        if s < e {
+            abstract_text = squash(&text[s + 16..e]);
+        }
+    }
+    if let Some(front) = text.strip_prefix("---\n").and_then(|r| r.split("\n---").next()) {
+        for line in front.lines() {
+            if let Some(v) = line.strip_prefix("title:") {
+                title = v.trim().trim_matches('"').to_string();
+            } else if let Some(v) = line.strip_prefix("abstract:") {
+                abstract_text = v.trim().trim_matches('"').to_string();
+            }
+        }
+    }
+    (title, abstract_text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +175,14 @@ mod tests {
     fn selections() {
         let l = lines("alpha beta\ngamma delta");
         assert_eq!(selection_context(&l, (0, 6), (1, 5)), "beta gamma [CIT]");
+    }
+
+    #[test]
+    fn global_context_from_latex_and_markdown() {
+        let tex = "\\documentclass{article}\n\\title{Citing {TnT} Well}\n\\begin{abstract}\nWe study\n tagging.\n\\end{abstract}\nBody.";
+        assert_eq!(global_context(tex), ("Citing {TnT} Well".into(), "We study tagging.".into()));
+        let md = "---\ntitle: \"A Markdown Draft\"\nabstract: Short.\n---\n# Intro\n";
+        assert_eq!(global_context(md), ("A Markdown Draft".into(), "Short.".into()));
+        assert_eq!(global_context("plain"), (String::new(), String::new()));
     }
 }
