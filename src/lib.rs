@@ -17,6 +17,7 @@ pub mod evidence;
 pub mod export;
 pub mod index;
 pub mod library;
+pub mod lsp;
 pub mod neural;
 pub mod pipeline;
 pub mod ranking;

@@ -5,6 +5,7 @@ mod doctor;
 mod eval;
 mod evidence;
 mod import;
+mod lsp;
 mod progress;
 mod recommend;
 mod train;
@@ -77,6 +78,8 @@ pub enum Command {
     Embed,
     /// Train a model on a citation benchmark
     Train(train::TrainArgs),
+    /// Serve citations to any editor over the Language Server Protocol (stdio)
+    Lsp(lsp::LspArgs),
 }
 
 /// Parses the command line and runs it.
@@ -94,6 +97,7 @@ pub fn main() -> Result<()> {
         Some(Command::Info(a)) => info(&cli, a),
         Some(Command::Doctor) => doctor::run(&library_dir(&cli)?, &models),
         Some(Command::Train(a)) => train::run(a, &models),
+        Some(Command::Lsp(a)) => lsp::run(&library_dir(&cli)?, a, models),
         Some(Command::Embed) => {
             let lib = open_library(&cli)?;
             import::encode_spans(&lib, &models)?;

@@ -13,6 +13,8 @@ pub enum CiteSyntax {
     Latex,
     /// `[@a; @b]`
     Markdown,
+    /// `@a @b`
+    Typst,
 }
 
 impl CiteSyntax {
@@ -21,6 +23,7 @@ impl CiteSyntax {
     pub fn for_file(path: &Path) -> CiteSyntax {
         match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
             Some("md" | "markdown" | "qmd" | "rmd" | "pandoc") => CiteSyntax::Markdown,
+            Some("typ") => CiteSyntax::Typst,
             _ => CiteSyntax::Latex,
         }
     }
@@ -29,8 +32,27 @@ impl CiteSyntax {
         match self {
             CiteSyntax::Latex => format!("\\cite{{{}}}", keys.join(",")),
             CiteSyntax::Markdown => format!("[{}]", keys.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join("; ")),
+            CiteSyntax::Typst => keys.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join(" "),
         }
     }
+}
+
+/// Keys cited in a draft of the given syntax (Typst adds `@key` and
+/// `#cite(<key>)` to what [`cited_keys`] finds).
+pub fn cited_keys_in(text: &str, syntax: CiteSyntax) -> Vec<String> {
+    use std::sync::LazyLock;
+    static AT_KEY: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"(?:^|[^\w@])@([A-Za-z0-9_][A-Za-z0-9_:.\-]*[A-Za-z0-9_])|#cite\(\s*<([^>\s]+)>").unwrap());
+    let mut out = cited_keys(text);
+    if syntax == CiteSyntax::Typst {
+        for c in AT_KEY.captures_iter(text) {
+            let k = c.get(1).or(c.get(2)).expect("one group").as_str().to_string();
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+    }
+    out
 }
 
 /// Keys cited in a draft (`\cite{..}`-family commands and `[@key]`).
@@ -62,6 +84,9 @@ mod tests {
         let keys = vec!["a".to_string(), "b".to_string()];
         assert_eq!(CiteSyntax::Latex.format(&keys), "\\cite{a,b}");
         assert_eq!(CiteSyntax::Markdown.format(&keys), "[@a; @b]");
+        assert_eq!(CiteSyntax::for_file(Path::new("thesis.typ")), CiteSyntax::Typst);
+        assert_eq!(CiteSyntax::Typst.format(&keys), "@a @b");
+        assert_eq!(cited_keys_in("As @smith2020 and #cite(<doe2019>) show; mail a@b.", CiteSyntax::Typst), ["smith2020", "doe2019"]);
     }
 
     #[test]

@@ -127,6 +127,7 @@ impl AppSettings {
         let cite_syntax = match config.cite_syntax {
             CiteSyntaxSetting::Latex => CiteSyntax::Latex,
             CiteSyntaxSetting::Markdown => CiteSyntax::Markdown,
+            CiteSyntaxSetting::Typst => CiteSyntax::Typst,
             CiteSyntaxSetting::Auto => draft.map(CiteSyntax::for_file).unwrap_or_default(),
         };
         AppSettings {
@@ -393,7 +394,7 @@ impl App {
             notices: r.notices,
             query_terms,
         };
-        let cited = crate::export::cite::cited_keys(&self.text());
+        let cited = crate::export::cite::cited_keys_in(&self.text(), self.settings.cite_syntax);
         if !cited.is_empty() {
             view.candidates.retain(|c| !self.already_cited(c, &cited));
         }

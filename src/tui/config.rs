@@ -18,6 +18,8 @@ pub enum CiteSyntaxSetting {
     Auto,
     Latex,
     Markdown,
+    /// `@a @b` (Typst)
+    Typst,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

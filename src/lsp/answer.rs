@@ -1,0 +1,155 @@
+//! What the server answers with: completion items, hovers and code actions
+//! made from the recommender's candidates.
+
+use std::path::Path;
+
+use lsp_types::{
+    CodeAction, CodeActionKind, Command, CompletionItem, CompletionItemKind, CompletionTextEdit, Documentation, MarkupContent, MarkupKind,
+    Position, Range, TextEdit, Url, WorkspaceEdit,
+};
+
+use super::documents::Document;
+use crate::corpus::Paper;
+use crate::export::bibfile::planned_keys;
+use crate::export::cite::cited_keys_in;
+use crate::export::keys::{base_key, KeyStyle};
+use crate::pipeline::channel::EvidenceSnippet;
+use crate::pipeline::Candidate;
+
+/// The command that adds a paper's BibTeX entry to a document's
+/// bibliography (arguments: the document URI and the key).
+pub const ADD_TO_BIBLIOGRAPHY: &str = "citewise.addToBibliography";
+
+/// Evidence sentences shown per paper.
+const EVIDENCE_SHOWN: usize = 3;
+
+/// The candidates worth offering, each with the key it has in the
+/// document's bibliography or would get there; papers the document
+/// already cites are left out, as in the editor.
+pub fn offered(doc: &Document, candidates: &[Candidate], style: KeyStyle) -> Vec<(String, Candidate)> {
+    let with_papers: Vec<&Candidate> = candidates.iter().filter(|c| c.paper.is_some()).collect();
+    let papers: Vec<Paper> = with_papers.iter().filter_map(|c| c.paper.clone()).collect();
+    let keys = planned_keys(&doc.bibliography(), &papers, style).unwrap_or_else(|_| papers.iter().map(|p| base_key(p, style)).collect());
+    let cited = cited_keys_in(&doc.text, doc.syntax);
+    with_papers
+        .into_iter()
+        .zip(keys)
+        .filter(|(c, key)| !cited.contains(key) && c.paper.as_ref().is_none_or(|p| !cited.contains(&p.key)))
+        .map(|(c, key)| (key, c.clone()))
+        .collect()
+}
+
+/// `title · first author · year`.
+pub fn detail(p: &Paper) -> String {
+    let year = p.year.map_or("n.d.".to_string(), |y| y.to_string());
+    format!("{} · {} · {year}", p.title, p.authors.first().map_or("", String::as_str))
+}
+
+/// The Markdown shown beside a candidate: its venue, then the evidence
+/// (what other papers cited it for, with the citing paper), or else the
+/// sentences of its own abstract nearest the query.
+pub fn documentation(c: &Candidate) -> String {
+    let mut md = String::new();
+    if let Some(p) = &c.paper {
+        md.push_str(&format!("**{}**\n\n{}", p.title, p.short_authors()));
+        if !p.venue.is_empty() {
+            md.push_str(&format!(" · *{}*", p.venue));
+        }
+        if let Some(y) = p.year {
+            md.push_str(&format!(" · {y}"));
+        }
+        md.push('\n');
+    }
+    md.push_str(&evidence_markdown(&c.evidence));
+    if c.evidence.is_empty() && !c.own_words.is_empty() {
+        md.push_str("\nFrom the paper's own abstract:\n");
+        for s in &c.own_words {
+            md.push_str(&format!("\n> {s}\n"));
+        }
+    }
+    md
+}
+
+fn evidence_markdown(evidence: &[EvidenceSnippet]) -> String {
+    let mut md = String::new();
+    if !evidence.is_empty() {
+        md.push_str("\nCited by others for:\n");
+    }
+    for e in evidence.iter().take(EVIDENCE_SHOWN) {
+        let year = e.citing_year.map_or(String::new(), |y| format!(", {y}"));
+        md.push_str(&format!("\n> {}\n\n— *{}*{year}\n", e.sentence.trim(), e.citing_title));
+    }
+    md
+}
+
+/// A completion item for the paper at `rank` (0-based) of the answer.
+pub fn completion_item(doc: &Document, rank: usize, key: &str, c: &Candidate, edit: Range, typed: &str) -> CompletionItem {
+    CompletionItem {
+        label: key.to_string(),
+        kind: Some(CompletionItemKind::REFERENCE),
+        detail: c.paper.as_ref().map(detail),
+        // citewise's order, and never filtered away by the typed prefix.
+        sort_text: Some(format!("{rank:04}")),
+        filter_text: Some(typed.to_string()),
+        text_edit: Some(CompletionTextEdit::Edit(TextEdit { range: edit, new_text: key.to_string() })),
+        command: Some(add_command(&doc.uri, key)),
+        data: Some(serde_json::json!({ "uri": doc.uri, "id": c.id })),
+        ..Default::default()
+    }
+}
+
+/// The item with its documentation (`completionItem/resolve`).
+pub fn resolved(mut item: CompletionItem, c: &Candidate) -> CompletionItem {
+    item.documentation = Some(Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: documentation(c) }));
+    item
+}
+
+fn add_command(uri: &Url, key: &str) -> Command {
+    Command {
+        title: "Add to the bibliography".into(),
+        command: ADD_TO_BIBLIOGRAPHY.into(),
+        arguments: Some(vec![serde_json::json!(uri), serde_json::json!(key)]),
+    }
+}
+
+/// "Cite …" actions: each inserts the citation command for the document's
+/// syntax at `at` and adds the entry to the bibliography.
+pub fn cite_actions(doc: &Document, offered: &[(String, Candidate)], at: Position) -> Vec<CodeAction> {
+    offered
+        .iter()
+        .map(|(key, c)| {
+            let title = c.paper.as_ref().map_or(c.id.clone(), |p| p.title.clone());
+            let insert = format!(" {}", doc.syntax.format(std::slice::from_ref(key)));
+            let edit = TextEdit { range: Range { start: at, end: at }, new_text: insert };
+            CodeAction {
+                title: format!("Cite {key}: {title}"),
+                kind: Some(CodeActionKind::QUICKFIX),
+                edit: Some(WorkspaceEdit { changes: Some([(doc.uri.clone(), vec![edit])].into_iter().collect()), ..Default::default() }),
+                command: Some(add_command(&doc.uri, key)),
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+/// The hover of a cited paper: title, authors, year, venue, link, evidence.
+pub fn hover_markdown(p: &Paper, evidence: &[EvidenceSnippet], bib: &Path) -> String {
+    let mut md = format!("**{}**\n\n{}", p.title, p.authors.join(", "));
+    if let Some(y) = p.year {
+        md.push_str(&format!(" ({y})"));
+    }
+    if !p.venue.is_empty() {
+        md.push_str(&format!("\n\n*{}*", p.venue));
+    }
+    if !p.doi.is_empty() {
+        md.push_str(&format!("\n\n[doi:{0}](https://doi.org/{0})", p.doi));
+    } else if !p.url.is_empty() {
+        md.push_str(&format!("\n\n<{}>", p.url));
+    }
+    md.push('\n');
+    md.push_str(&evidence_markdown(evidence));
+    if p.title.is_empty() {
+        md.push_str(&format!("\n(no title in {})", bib.display()));
+    }
+    md
+}

@@ -1,0 +1,604 @@
+//! The language server (`citewise lsp`): citewise in any editor that speaks
+//! the Language Server Protocol. A front end over `pipeline`, like `tui` and
+//! `cli`: the same recommender, library, configuration and BibTeX export.
+//!
+//! The message loop only keeps the open documents and hands work on:
+//! recommendations (completion, code actions) go to one worker thread that
+//! owns the `Recommender` (a newer request for the same document, or
+//! `$/cancelRequest`, cancels an older one); hovers, diagnostics and
+//! bibliography writes run on threads of their own. A completion is
+//! answered with the fused list when the rerank stage has not finished
+//! within [`RERANK_WAIT`], marked incomplete, so the next keystroke gets the
+//! reranked one (its pair scores are kept meanwhile).
+
+pub mod answer;
+pub mod documents;
+pub mod slots;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types::notification::Notification as _;
+use lsp_types::request::Request as _;
+use lsp_types::{
+    CodeActionOrCommand, CodeActionParams, CompletionItem, CompletionList, CompletionOptions, CompletionParams, Diagnostic,
+    DiagnosticSeverity, DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
+    ExecuteCommandOptions, ExecuteCommandParams, Hover, HoverContents, HoverParams, HoverProviderCapability, MarkupContent, MarkupKind,
+    MessageType, PublishDiagnosticsParams, ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, Url,
+};
+
+use self::answer::{cite_actions, completion_item, hover_markdown, offered, resolved, ADD_TO_BIBLIOGRAPHY};
+use self::documents::{Document, MAX_TEXT};
+use self::slots::{query_at, sentence_end, slot_at};
+use crate::corpus::bibtex::{parse_source, EntryOutcome};
+use crate::corpus::Paper;
+use crate::error::{Error, Result};
+use crate::export::keys::KeyStyle;
+use crate::library::Library;
+use crate::pipeline::{Candidate, Models, Recommendations, Recommender};
+
+/// How long a completion waits for the rerank stage before it answers with
+/// the fused list.
+pub const RERANK_WAIT: Duration = Duration::from_millis(400);
+
+/// Recommendations offered as "Cite …" code actions.
+const CODE_ACTIONS: usize = 5;
+
+/// What the server runs with.
+pub struct Options {
+    pub library: Arc<Library>,
+    pub models: Models,
+    /// The stages to run (`--stages`); none: every stage that can run.
+    pub stages: Option<Vec<String>>,
+    pub key_style: KeyStyle,
+    /// Papers per completion.
+    pub results: usize,
+}
+
+/// Serves on stdin/stdout until the client says `exit`.
+pub fn serve_stdio(options: Options) -> Result<()> {
+    let (connection, io) = Connection::stdio();
+    serve(connection, options)?;
+    io.join().map_err(|e| Error::io("stdio", e))
+}
+
+/// Serves on `connection` (stdio, or in memory for tests).
+pub fn serve(connection: Connection, options: Options) -> Result<()> {
+    let capabilities = ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+            open_close: Some(true),
+            change: Some(TextDocumentSyncKind::FULL),
+            save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+            ..Default::default()
+        })),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec!["{".into(), ",".into(), "@".into(), "<".into()]),
+            resolve_provider: Some(true),
+            ..Default::default()
+        }),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        code_action_provider: Some(lsp_types::CodeActionProviderCapability::Simple(true)),
+        execute_command_provider: Some(ExecuteCommandOptions { commands: vec![ADD_TO_BIBLIOGRAPHY.into()], ..Default::default() }),
+        ..Default::default()
+    };
+    let caps = serde_json::to_value(capabilities).map_err(Error::Encode)?;
+    connection.initialize(caps).map_err(|e| Error::Input(format!("language server: {e}")))?;
+    let recommender = match &options.stages {
+        Some(stages) => {
+            let names: Vec<&str> = stages.iter().map(String::as_str).collect();
+            Recommender::with_stages(options.library.clone(), &options.models, &names)?
+        }
+        None => Recommender::new(options.library.clone(), &options.models),
+    };
+    let mut server = Server::new(connection.sender.clone(), options, recommender);
+    for msg in &connection.receiver {
+        match msg {
+            Message::Request(req) => {
+                if connection.handle_shutdown(&req).map_err(|e| Error::Input(format!("language server: {e}")))? {
+                    break;
+                }
+                server.request(req);
+            }
+            Message::Notification(n) => server.notification(n),
+            Message::Response(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// A recommendation the worker computes.
+struct Job {
+    id: RequestId,
+    doc: Document,
+    generation: u64,
+    query: crate::pipeline::Query,
+    work: Work,
+}
+
+enum Work {
+    /// Completion items replacing `edit` (what was typed of the key).
+    Complete { edit: lsp_types::Range, typed: String },
+    /// "Cite …" actions inserting at `at`.
+    Actions { at: lsp_types::Position },
+}
+
+/// What the message loop and the threads share.
+#[derive(Clone)]
+struct Shared {
+    sender: crossbeam_channel::Sender<Message>,
+    library: Arc<Library>,
+    key_style: KeyStyle,
+    /// The newest request per document (older ones are superseded).
+    generations: Arc<Mutex<HashMap<Url, u64>>>,
+    cancelled: Arc<Mutex<HashSet<RequestId>>>,
+    /// Papers offered per document, by key (for the bibliography, resolve).
+    offered: Arc<Mutex<HashMap<Url, HashMap<String, Candidate>>>>,
+}
+
+struct Server {
+    shared: Shared,
+    docs: HashMap<Url, Document>,
+    jobs: mpsc::Sender<Job>,
+    results: usize,
+}
+
+impl Server {
+    fn new(sender: crossbeam_channel::Sender<Message>, options: Options, recommender: Recommender) -> Server {
+        let shared = Shared {
+            sender,
+            library: options.library.clone(),
+            key_style: options.key_style,
+            generations: Arc::default(),
+            cancelled: Arc::default(),
+            offered: Arc::default(),
+        };
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let worker = shared.clone();
+        std::thread::Builder::new()
+            .name("lsp-recommender".into())
+            .spawn(move || run_jobs(&worker, &recommender, &queue))
+            .expect("spawning the recommender thread");
+        Server { shared, docs: HashMap::new(), jobs, results: options.results }
+    }
+
+    fn request(&mut self, req: Request) {
+        let id = req.id.clone();
+        let outcome = match req.method.as_str() {
+            lsp_types::request::Completion::METHOD => parse(req).map(|p| self.completion(id.clone(), p)),
+            lsp_types::request::ResolveCompletionItem::METHOD => parse(req).map(|p| self.resolve(id.clone(), p)),
+            lsp_types::request::CodeActionRequest::METHOD => parse(req).map(|p| self.code_action(id.clone(), p)),
+            lsp_types::request::HoverRequest::METHOD => parse(req).map(|p| self.hover(id.clone(), p)),
+            lsp_types::request::ExecuteCommand::METHOD => parse(req).map(|p| self.execute(id.clone(), p)),
+            other => Err((ErrorCode::MethodNotFound, format!("citewise does not answer `{other}`"))),
+        };
+        if let Err((code, message)) = outcome {
+            self.shared.log(MessageType::WARNING, &message);
+            self.shared.send(Response::new_err(id, code as i32, message));
+        }
+    }
+
+    fn notification(&mut self, n: Notification) {
+        let outcome = match n.method.as_str() {
+            lsp_types::notification::DidOpenTextDocument::METHOD => notification_params(n).map(|p: DidOpenTextDocumentParams| {
+                let d = p.text_document;
+                self.docs.insert(d.uri.clone(), Document::new(d.uri.clone(), &d.language_id, d.text, d.version));
+                self.changed(&d.uri);
+            }),
+            lsp_types::notification::DidChangeTextDocument::METHOD => notification_params(n).map(|p: DidChangeTextDocumentParams| {
+                if let Some(doc) = self.docs.get_mut(&p.text_document.uri) {
+                    // Full sync: the last change holds the whole text.
+                    if let Some(change) = p.content_changes.into_iter().last() {
+                        doc.text = change.text;
+                        doc.version = p.text_document.version;
+                    }
+                    self.changed(&p.text_document.uri);
+                }
+            }),
+            lsp_types::notification::DidSaveTextDocument::METHOD => {
+                notification_params(n).map(|p: DidSaveTextDocumentParams| self.changed(&p.text_document.uri))
+            }
+            lsp_types::notification::DidCloseTextDocument::METHOD => notification_params(n).map(|p: DidCloseTextDocumentParams| {
+                self.docs.remove(&p.text_document.uri);
+                self.shared.offered.lock().unwrap_or_else(|e| e.into_inner()).remove(&p.text_document.uri);
+                self.shared.notify::<lsp_types::notification::PublishDiagnostics>(PublishDiagnosticsParams {
+                    uri: p.text_document.uri,
+                    diagnostics: Vec::new(),
+                    version: None,
+                });
+            }),
+            lsp_types::notification::Cancel::METHOD => notification_params(n).map(|p: lsp_types::CancelParams| {
+                let id = match p.id {
+                    lsp_types::NumberOrString::Number(n) => RequestId::from(n),
+                    lsp_types::NumberOrString::String(s) => RequestId::from(s),
+                };
+                self.shared.cancelled.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+            }),
+            _ => Ok(()),
+        };
+        if let Err((_, message)) = outcome {
+            self.shared.log(MessageType::WARNING, &message);
+        }
+    }
+
+    /// A document's text changed (or it was opened or saved): papers
+    /// offered earlier whose key it now cites go to its bibliography, and
+    /// its diagnostics are computed again.
+    fn changed(&self, uri: &Url) {
+        let Some(doc) = self.docs.get(uri).cloned() else { return };
+        let shared = self.shared.clone();
+        std::thread::spawn(move || {
+            shared.add_cited_offers(&doc);
+            shared.publish_diagnostics(&doc);
+        });
+    }
+
+    fn document(&self, uri: &Url) -> std::result::Result<&Document, (ErrorCode, String)> {
+        self.docs.get(uri).ok_or_else(|| (ErrorCode::InvalidParams, format!("{uri} is not open")))
+    }
+
+    /// A new request for `uri`: older ones for it are superseded.
+    fn next_generation(&self, uri: &Url) -> u64 {
+        let mut g = self.shared.generations.lock().unwrap_or_else(|e| e.into_inner());
+        let n = g.entry(uri.clone()).or_default();
+        *n += 1;
+        *n
+    }
+
+    fn completion(&mut self, id: RequestId, p: CompletionParams) {
+        let pos = p.text_document_position;
+        let Ok(doc) = self.document(&pos.text_document.uri) else {
+            return self.shared.reply(id, Err((ErrorCode::InvalidParams, format!("{} is not open", pos.text_document.uri))));
+        };
+        let slot = doc.offset(pos.position).filter(|_| doc.text.len() <= MAX_TEXT).and_then(|cursor| slot_at(doc, cursor));
+        let Some(slot) = slot else {
+            // Not in a citation: nothing to offer.
+            return self.shared.reply(id, Ok(serde_json::Value::Null));
+        };
+        let cursor = slot.key_start + slot.typed.len();
+        let query = query_at(doc, slot.command, cursor, self.results);
+        let edit = doc.range(slot.key_start, cursor);
+        let doc = doc.clone();
+        let generation = self.next_generation(&doc.uri);
+        let _ = self.jobs.send(Job { id, doc, generation, query, work: Work::Complete { edit, typed: slot.typed } });
+    }
+
+    fn resolve(&mut self, id: RequestId, item: CompletionItem) {
+        let found = item.data.as_ref().and_then(|d| {
+            let uri: Url = serde_json::from_value(d.get("uri")?.clone()).ok()?;
+            let offered = self.shared.offered.lock().unwrap_or_else(|e| e.into_inner());
+            offered.get(&uri)?.get(&item.label).cloned()
+        });
+        let item = match found {
+            Some(c) => resolved(item, &c),
+            None => item,
+        };
+        self.shared.reply(id, serde_json::to_value(item).map_err(|e| (ErrorCode::InternalError, e.to_string())));
+    }
+
+    fn code_action(&mut self, id: RequestId, p: CodeActionParams) {
+        let Ok(doc) = self.document(&p.text_document.uri) else {
+            return self.shared.reply(id, Err((ErrorCode::InvalidParams, format!("{} is not open", p.text_document.uri))));
+        };
+        let end = doc.offset(p.range.start).filter(|_| doc.text.len() <= MAX_TEXT).and_then(|at| sentence_end(doc, at));
+        let Some(end) = end else {
+            return self.shared.reply(id, Ok(serde_json::json!([])));
+        };
+        let query = query_at(doc, end, end, CODE_ACTIONS);
+        let at = doc.position(end);
+        let doc = doc.clone();
+        let generation = self.next_generation(&doc.uri);
+        let _ = self.jobs.send(Job { id, doc, generation, query, work: Work::Actions { at } });
+    }
+
+    fn hover(&mut self, id: RequestId, p: HoverParams) {
+        let pos = p.text_document_position_params;
+        let Ok(doc) = self.document(&pos.text_document.uri) else {
+            return self.shared.reply(id, Err((ErrorCode::InvalidParams, format!("{} is not open", pos.text_document.uri))));
+        };
+        let Some(at) = doc.offset(pos.position) else {
+            return self.shared.reply(id, Ok(serde_json::Value::Null));
+        };
+        let Some((key, range)) = doc.citations().into_iter().find(|(_, r)| r.start <= at && at <= r.end) else {
+            return self.shared.reply(id, Ok(serde_json::Value::Null));
+        };
+        let range = doc.range(range.start, range.end);
+        let (doc, shared) = (doc.clone(), self.shared.clone());
+        std::thread::spawn(move || {
+            let answer = shared.paper_for_key(&doc, &key).map(|(paper, evidence)| Hover {
+                contents: HoverContents::Markup(MarkupContent {
+                    kind: MarkupKind::Markdown,
+                    value: hover_markdown(&paper, &evidence, &doc.bibliography()),
+                }),
+                range: Some(range),
+            });
+            shared.reply(id, serde_json::to_value(answer).map_err(|e| (ErrorCode::InternalError, e.to_string())));
+        });
+    }
+
+    fn execute(&mut self, id: RequestId, p: ExecuteCommandParams) {
+        if p.command != ADD_TO_BIBLIOGRAPHY {
+            return self.shared.reply(id, Err((ErrorCode::InvalidParams, format!("unknown command `{}`", p.command))));
+        }
+        let args: Option<(Url, String)> = match p.arguments.as_slice() {
+            [uri, key] => serde_json::from_value(uri.clone()).ok().zip(key.as_str().map(str::to_string)),
+            _ => None,
+        };
+        let Some((uri, key)) = args else {
+            return self.shared.reply(id, Err((ErrorCode::InvalidParams, format!("{ADD_TO_BIBLIOGRAPHY} takes a document URI and a key"))));
+        };
+        let Ok(doc) = self.document(&uri).cloned() else {
+            return self.shared.reply(id, Err((ErrorCode::InvalidParams, format!("{uri} is not open"))));
+        };
+        let shared = self.shared.clone();
+        std::thread::spawn(move || {
+            let paper =
+                shared.offered.lock().unwrap_or_else(|e| e.into_inner()).get(&uri).and_then(|o| o.get(&key)).and_then(|c| c.paper.clone());
+            let outcome = match paper {
+                Some(p) => shared.export(&doc, &[p]).map(|_| serde_json::Value::Null),
+                None => Err((ErrorCode::InvalidParams, format!("`{key}` was not offered for {uri}"))),
+            };
+            shared.reply(id, outcome);
+        });
+    }
+}
+
+/// The keys a BibTeX text declares (`@type{key,`), entries read or not.
+fn bib_keys(text: &str) -> HashSet<String> {
+    static KEY: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"@[A-Za-z]+\s*[{(]\s*([^,\s{}()]+)\s*,").unwrap());
+    KEY.captures_iter(text).map(|c| c[1].to_string()).collect()
+}
+
+type Outcome = std::result::Result<serde_json::Value, (ErrorCode, String)>;
+
+fn parse<P: serde::de::DeserializeOwned>(req: Request) -> std::result::Result<P, (ErrorCode, String)> {
+    serde_json::from_value(req.params).map_err(|e| (ErrorCode::InvalidParams, format!("{}: {e}", req.method)))
+}
+
+fn notification_params<P: serde::de::DeserializeOwned>(n: Notification) -> std::result::Result<P, (ErrorCode, String)> {
+    serde_json::from_value(n.params).map_err(|e| (ErrorCode::InvalidParams, format!("{}: {e}", n.method)))
+}
+
+impl Shared {
+    fn send(&self, msg: impl Into<Message>) {
+        let _ = self.sender.send(msg.into());
+    }
+
+    fn reply(&self, id: RequestId, outcome: Outcome) {
+        self.send(match outcome {
+            Ok(v) => Response::new_ok(id, v),
+            Err((code, message)) => Response::new_err(id, code as i32, message),
+        });
+    }
+
+    fn notify<N: lsp_types::notification::Notification>(&self, params: N::Params) {
+        self.send(Notification::new(N::METHOD.to_string(), params));
+    }
+
+    /// A line in the client's log (and on stderr).
+    fn log(&self, kind: MessageType, message: &str) {
+        eprintln!("citewise lsp: {message}");
+        self.notify::<lsp_types::notification::LogMessage>(lsp_types::LogMessageParams { typ: kind, message: message.to_string() });
+    }
+
+    fn is_current(&self, job: &Job) -> bool {
+        let newest = self.generations.lock().unwrap_or_else(|e| e.into_inner()).get(&job.doc.uri).copied().unwrap_or(0);
+        newest == job.generation && !self.cancelled.lock().unwrap_or_else(|e| e.into_inner()).contains(&job.id)
+    }
+
+    fn cancel(&self, job: &Job) {
+        self.cancelled.lock().unwrap_or_else(|e| e.into_inner()).remove(&job.id);
+        self.reply(job.id.clone(), Err((ErrorCode::RequestCanceled, "superseded by a newer request".into())));
+    }
+
+    /// Writes papers to the document's bibliography (atomic, de-duplicated,
+    /// with a backup: the editor's export).
+    fn export(&self, doc: &Document, papers: &[Paper]) -> std::result::Result<(), (ErrorCode, String)> {
+        let bib = doc.bibliography();
+        match crate::export::bibfile::export(&bib, papers, self.key_style) {
+            Ok(report) => {
+                if report.added() > 0 {
+                    self.log(MessageType::INFO, &format!("added {} to {}", report.keys().join(", "), bib.display()));
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let message = format!("could not add to {}: {e}", bib.display());
+                self.log(MessageType::ERROR, &message);
+                Err((ErrorCode::RequestFailed, message))
+            }
+        }
+    }
+
+    /// Offered papers the document now cites go to its bibliography.
+    fn add_cited_offers(&self, doc: &Document) {
+        let papers: Vec<Paper> = {
+            let offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(offers) = offered.get(&doc.uri) else { return };
+            let cited: HashSet<String> = doc.citations().into_iter().map(|(k, _)| k).collect();
+            offers.iter().filter(|(k, _)| cited.contains(*k)).filter_map(|(_, c)| c.paper.clone()).collect()
+        };
+        if !papers.is_empty() {
+            let _ = self.export(doc, &papers);
+        }
+    }
+
+    /// Warnings for keys neither the bibliography nor the library knows,
+    /// hints for bibliography entries without a title.
+    fn publish_diagnostics(&self, doc: &Document) {
+        let bib = doc.bibliography();
+        let entries = crate::export::bibfile::entries_of(&bib).unwrap_or_default();
+        // Every key the file declares, read or not (an entry without a
+        // title is not read as a paper).
+        let declared = std::fs::read(&bib).map(|b| bib_keys(&crate::corpus::source::decode_text(&b).text)).unwrap_or_default();
+        let offered: HashSet<String> =
+            self.offered.lock().unwrap_or_else(|e| e.into_inner()).get(&doc.uri).map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        let mut diagnostics = Vec::new();
+        for (key, range) in doc.citations() {
+            let entry = entries.iter().find(|(k, _, _)| *k == key);
+            let (severity, message) = match entry {
+                Some((_, _, title)) if !title.is_empty() => continue,
+                Some(_) => (DiagnosticSeverity::HINT, format!("`{key}` has no title in {}", bib.display())),
+                None if declared.contains(&key) => (DiagnosticSeverity::HINT, format!("`{key}` has no title in {}", bib.display())),
+                None if offered.contains(&key) => continue,
+                None => match self.library.papers().paper_by_id(&format!("bib:{key}")) {
+                    Ok(Some(_)) => continue,
+                    _ => (DiagnosticSeverity::WARNING, format!("`{key}` is in neither {} nor the library", bib.display())),
+                },
+            };
+            diagnostics.push(Diagnostic {
+                range: doc.range(range.start, range.end),
+                severity: Some(severity),
+                source: Some("citewise".into()),
+                message,
+                ..Default::default()
+            });
+        }
+        self.notify::<lsp_types::notification::PublishDiagnostics>(PublishDiagnosticsParams {
+            uri: doc.uri.clone(),
+            diagnostics,
+            version: Some(doc.version),
+        });
+    }
+
+    /// The paper a key stands for (the bibliography's entry, with the
+    /// library's record when it has one) and what other papers cited it for.
+    fn paper_for_key(&self, doc: &Document, key: &str) -> Option<(Paper, Vec<crate::pipeline::channel::EvidenceSnippet>)> {
+        let bib = doc.bibliography();
+        let from_bib = std::fs::read(&bib).ok().and_then(|bytes| {
+            let text = crate::corpus::source::decode_text(&bytes).text;
+            parse_source(&text).into_iter().find_map(|o| match o {
+                EntryOutcome::Paper(p) if p.key == key => Some(*p),
+                _ => None,
+            })
+        });
+        let papers = self.library.papers();
+        let in_library = from_bib
+            .as_ref()
+            .filter(|p| !p.doi.is_empty())
+            .and_then(|p| papers.paper_by_id(&format!("doi:{}", p.doi.to_lowercase())).ok().flatten())
+            .or_else(|| papers.paper_by_id(&format!("bib:{key}")).ok().flatten())
+            .or_else(|| {
+                let offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());
+                offered.get(&doc.uri)?.get(key)?.paper.clone()
+            });
+        let paper = in_library.clone().or(from_bib)?;
+        let evidence = match &in_library {
+            Some(p) => self
+                .library
+                .evidence()
+                .spans_citing(&p.id, &[], 3, &[])
+                .map(|spans| spans.iter().map(|r| crate::pipeline::evidence_channel::snippet(r, &p.id)).collect())
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        Some((paper, evidence))
+    }
+
+    /// The answer to a job, from the recommender's answer.
+    fn answer(&self, job: &Job, r: &Recommendations, incomplete: bool) -> Outcome {
+        let offered = offered(&job.doc, &r.candidates, self.key_style);
+        {
+            let mut all = self.offered.lock().unwrap_or_else(|e| e.into_inner());
+            let entry = all.entry(job.doc.uri.clone()).or_default();
+            for (key, c) in &offered {
+                entry.insert(key.clone(), c.clone());
+            }
+        }
+        let value = match &job.work {
+            Work::Complete { edit, typed } => {
+                let items: Vec<CompletionItem> =
+                    offered.iter().enumerate().map(|(i, (key, c))| completion_item(&job.doc, i, key, c, *edit, typed)).collect();
+                serde_json::to_value(CompletionList { is_incomplete: incomplete, items })
+            }
+            Work::Actions { at } => {
+                let actions: Vec<CodeActionOrCommand> = cite_actions(&job.doc, &offered[..offered.len().min(CODE_ACTIONS)], *at)
+                    .into_iter()
+                    .map(CodeActionOrCommand::CodeAction)
+                    .collect();
+                serde_json::to_value(actions)
+            }
+        };
+        value.map_err(|e| (ErrorCode::InternalError, e.to_string()))
+    }
+}
+
+/// The recommender's thread: superseded and cancelled jobs are answered as
+/// cancelled; the others run, stopping at the next stage boundary once a
+/// newer request for the document comes.
+fn run_jobs(shared: &Shared, recommender: &Recommender, queue: &mpsc::Receiver<Job>) {
+    while let Ok(first) = queue.recv() {
+        let mut jobs = vec![first];
+        jobs.extend(queue.try_iter());
+        for job in jobs {
+            if !shared.is_current(&job) {
+                shared.cancel(&job);
+                continue;
+            }
+            if let Err(e) = recommender.library().refresh() {
+                shared.log(MessageType::WARNING, &format!("library: {e}"));
+            }
+            run_job(shared, recommender, job);
+        }
+    }
+}
+
+fn run_job(shared: &Shared, recommender: &Recommender, job: Job) {
+    let started = Instant::now();
+    let wait = match job.work {
+        Work::Complete { .. } => Some(RERANK_WAIT),
+        Work::Actions { .. } => None,
+    };
+    let (tx, rx) = mpsc::channel::<Recommendations>();
+    let job = Arc::new(job);
+    let replier = {
+        let (shared, job) = (shared.clone(), job.clone());
+        std::thread::spawn(move || reply_when_ready(&shared, &job, &rx, wait.map(|w| started + w)))
+    };
+    let outcome = recommender.recommend_streaming(&job.query, &mut |r| {
+        let _ = tx.send(r);
+        shared.is_current(&job)
+    });
+    drop(tx);
+    if let Err(e) = outcome {
+        // An empty query, say: nothing to offer, and a line in the log.
+        shared.log(MessageType::INFO, &format!("no recommendations: {e}"));
+    }
+    let _ = replier.join();
+}
+
+/// Answers once: with the complete answer when it comes by `deadline`,
+/// else with the latest early one (incomplete); a job stopped before any
+/// answer is cancelled.
+fn reply_when_ready(shared: &Shared, job: &Job, rx: &mpsc::Receiver<Recommendations>, deadline: Option<Instant>) {
+    let mut latest: Option<Recommendations> = None;
+    loop {
+        let next = match deadline {
+            Some(d) if latest.is_some() => rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+            _ => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match next {
+            Ok(r) if r.complete => return shared.reply(job.id.clone(), shared.answer(job, &r, false)),
+            Ok(r) => {
+                latest = Some(r);
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return shared.reply(job.id.clone(), shared.answer(job, latest.as_ref().expect("just set"), true));
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                return shared.reply(job.id.clone(), shared.answer(job, latest.as_ref().expect("waited with an answer"), true));
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return match (&latest, shared.is_current(job)) {
+                    (Some(r), true) => shared.reply(job.id.clone(), shared.answer(job, r, true)),
+                    (None, true) => shared.reply(job.id.clone(), shared.answer(job, &Recommendations::default(), false)),
+                    (_, false) => shared.cancel(job),
+                };
+            }
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! `citewise lsp` driven over stdio with real JSON-RPC messages.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// A client speaking to one server process.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Value>,
+    /// Messages read while waiting for something else.
+    seen: Vec<Value>,
+}
+
+impl Client {
+    fn start(library: &Path, config: &Path) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
+            .args(["--library", library.to_str().unwrap(), "lsp", "--stages", "bm25,evidence", "--config", config.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary runs");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, incoming) = mpsc::channel();
+        std::thread::spawn(move || loop {
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.strip_prefix("Content-Length: ") {
+                    len = v.parse().unwrap();
+                }
+            }
+            let mut body = vec![0; len];
+            if stdout.read_exact(&mut body).is_err() {
+                return;
+            }
+            if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                return;
+            }
+        });
+        Client { child, stdin, incoming, seen: Vec::new() }
+    }
+
+    fn send(&mut self, msg: Value) {
+        let body = msg.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The first message (read now or before) that `pick` accepts.
+    fn wait_for(&mut self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.seen.iter().position(&pick) {
+            return self.seen.remove(i);
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = self.incoming.recv_timeout(left).unwrap_or_else(|_| panic!("no {what} within 60 s; seen: {:#?}", self.seen));
+            if pick(&msg) {
+                return msg;
+            }
+            self.seen.push(msg);
+        }
+    }
+
+    fn response(&mut self, id: i64) -> Value {
+        self.wait_for(&format!("response {id}"), |m| m["id"] == json!(id) && m.get("method").is_none())
+    }
+
+    fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.request(id, method, params);
+        self.response(id)
+    }
+
+    fn initialize(&mut self) {
+        let r = self.call(1, "initialize", json!({"processId": null, "rootUri": null, "capabilities": {}}));
+        assert_eq!(r["result"]["capabilities"]["completionProvider"]["resolveProvider"], json!(true), "{r}");
+        self.notify("initialized", json!({}));
+    }
+
+    fn open(&mut self, uri: &str, language: &str, text: &str) {
+        self.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}}));
+    }
+
+    fn change(&mut self, uri: &str, version: i64, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+
+    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let m = self.wait_for("diagnostics", |m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri && m["params"]["version"] == json!(version)
+        });
+        m["params"]["diagnostics"].as_array().unwrap().clone()
+    }
+
+    fn shutdown(mut self) {
+        let r = self.call(999, "shutdown", Value::Null);
+        assert!(r.get("error").is_none(), "{r}");
+        self.notify("exit", Value::Null);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+    }
+}
+
+/// The fixture library, a config and a draft directory.
+fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
+        .args(["--library", lib.to_str().unwrap(), "import", common::fixture("library.bib").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "key_style = \"authorYear\"\nresults = 5\n").unwrap();
+    (dir, lib, config)
+}
+
+fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// Line and UTF-16 column of the end of `text`.
+fn end_of(text: &str) -> Value {
+    let line = text.matches('\n').count();
+    let col: usize = text.rsplit('\n').next().unwrap().encode_utf16().count();
+    json!({"line": line, "character": col})
+}
+
+#[test]
+fn completion_resolve_bibliography_hover_diagnostics_and_actions() {
+    let (dir, lib, config) = setup();
+    let draft = dir.path().join("paper.tex");
+    let bib = dir.path().join("refs.bib");
+    let doc = uri(&draft);
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+
+    // Completion inside \cite{: the papers for the sentence, in citewise's order.
+    let head = "\\title{Tagging}\n\\bibliography{refs}\n\nWe tag every word with a trigram hidden Markov model tagger \\cite{";
+    let text = format!("{head}}} trained on news.\n");
+    c.open(&doc, "latex", &text);
+    let r = c.call(2, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(head)}));
+    let items = r["result"]["items"].as_array().unwrap_or_else(|| panic!("{r}")).clone();
+    assert!(!items.is_empty(), "{r}");
+    let first = &items[0];
+    assert_eq!(first["label"], "brants2000", "{first}");
+    assert!(first["detail"].as_str().unwrap().starts_with("TnT – A Statistical Part-of-Speech Tagger · Thorsten Brants · 2000"), "{first}");
+    assert_eq!(first["sortText"], "0000");
+    assert_eq!(first["filterText"], "", "nothing typed: the client keeps every item");
+    assert_eq!(first["textEdit"]["newText"], "brants2000");
+    assert_eq!(r["result"]["isIncomplete"], json!(false), "no rerank stage: the answer is complete");
+
+    // Resolve adds the documentation.
+    let resolved = c.call(3, "completionItem/resolve", first.clone());
+    let docs = resolved["result"]["documentation"]["value"].as_str().unwrap_or_else(|| panic!("{resolved}"));
+    assert!(docs.contains("**TnT – A Statistical Part-of-Speech Tagger**"), "{docs}");
+
+    // Accepting it: the key lands in the text, and the entry in refs.bib.
+    let accepted = format!("{head}brants2000}} trained on news.\n");
+    c.change(&doc, 2, &accepted);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&bib).is_ok_and(|b| b.contains("@inproceedings{brants2000,")) {
+        assert!(Instant::now() < deadline, "refs.bib never got the entry: {:?}", std::fs::read_to_string(&bib));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(c.diagnostics(&doc, 2).is_empty(), "the key is known");
+    // Now cited, the paper is no longer offered.
+    let r = c.call(4, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(head)}));
+    assert!(r["result"]["items"].as_array().unwrap().iter().all(|i| i["label"] != "brants2000"), "{r}");
+
+    // Hover on the key: the paper.
+    let at = end_of(&format!("{head}Bra"));
+    let h = c.call(5, "textDocument/hover", json!({"textDocument": {"uri": doc}, "position": at}));
+    let shown = h["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{h}"));
+    assert!(shown.contains("TnT – A Statistical Part-of-Speech Tagger") && shown.contains("Thorsten Brants (2000)"), "{shown}");
+
+    // Diagnostics: an unknown key is a warning, an entry without a title a hint.
+    std::fs::write(&bib, format!("{}\n@misc{{untitled, author = {{Nobody}}, year = {{2020}}}}\n", std::fs::read_to_string(&bib).unwrap()))
+        .unwrap();
+    let with_unknown = format!("{accepted}As \\cite{{nosuchkey2099}} and \\cite{{untitled}} say.\n");
+    c.change(&doc, 3, &with_unknown);
+    let d = c.diagnostics(&doc, 3);
+    let severity = |key: &str| d.iter().find(|x| x["message"].as_str().unwrap().contains(key)).map(|x| x["severity"].clone());
+    assert_eq!(severity("nosuchkey2099"), Some(json!(2)), "{d:?}");
+    assert_eq!(severity("untitled"), Some(json!(4)), "{d:?}");
+    assert_eq!(d.len(), 2, "{d:?}");
+
+    // A code action on a sentence without a citation.
+    let plain = format!("{with_unknown}BLEU compares n-gram precision of translations with references.\n");
+    c.change(&doc, 4, &plain);
+    let line = plain.matches('\n').count() - 1;
+    let r = c.call(
+        6,
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": doc},
+        "range": {"start": {"line": line, "character": 3}, "end": {"line": line, "character": 3}}, "context": {"diagnostics": []}}),
+    );
+    let actions = r["result"].as_array().unwrap_or_else(|| panic!("{r}"));
+    assert!(!actions.is_empty() && actions.len() <= 5, "{r}");
+    assert!(actions[0]["title"].as_str().unwrap().starts_with("Cite papineni2002: BLEU"), "{r}");
+    let edit = &actions[0]["edit"]["changes"][&doc][0];
+    assert_eq!(edit["newText"], " \\cite{papineni2002}");
+    assert_eq!(
+        edit["range"]["start"],
+        json!({"line": line, "character": "BLEU compares n-gram precision of translations with references".len()})
+    );
+    // The same on a sentence that cites already: nothing.
+    let r = c.call(
+        7,
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": doc},
+        "range": {"start": {"line": 3, "character": 5}, "end": {"line": 3, "character": 5}}, "context": {"diagnostics": []}}),
+    );
+    assert_eq!(r["result"], json!([]), "{r}");
+    c.shutdown();
+}
+
+#[test]
+fn markdown_and_typst_slots_and_cancelled_requests() {
+    let (dir, lib, config) = setup();
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    let md = uri(&dir.path().join("notes.md"));
+    let head = "---\nbibliography: refs.bib\n---\nCompletions of a typed query prefix are personalised [@";
+    c.open(&md, "markdown", &format!("{head}]\n"));
+    let r = c.call(2, "textDocument/completion", json!({"textDocument": {"uri": md}, "position": end_of(head)}));
+    assert_eq!(r["result"]["items"][0]["label"], "shokouhi2013", "{r}");
+    let typ = uri(&dir.path().join("paper.typ"));
+    let head = "Machine translation is scored by n-gram overlap with references @";
+    c.open(&typ, "typst", head);
+    let r = c.call(3, "textDocument/completion", json!({"textDocument": {"uri": typ}, "position": end_of(head)}));
+    assert_eq!(r["result"]["items"][0]["label"], "papineni2002", "{r}");
+    // Outside a citation: nothing.
+    let r = c.call(4, "textDocument/completion", json!({"textDocument": {"uri": typ}, "position": {"line": 0, "character": 3}}));
+    assert_eq!(r["result"], Value::Null, "{r}");
+
+    // Two requests for one document, the first cancelled: each gets one
+    // answer, the newer a list; the older a list or "cancelled" (-32800).
+    c.request(10, "textDocument/completion", json!({"textDocument": {"uri": typ}, "position": end_of(head)}));
+    c.notify("$/cancelRequest", json!({"id": 10}));
+    c.request(11, "textDocument/completion", json!({"textDocument": {"uri": typ}, "position": end_of(head)}));
+    let newer = c.response(11);
+    assert!(newer["result"]["items"].is_array(), "{newer}");
+    let older = c.response(10);
+    assert!(older["result"]["items"].is_array() || older["error"]["code"] == json!(-32800), "{older}");
+    c.shutdown();
+}
+
+#[test]
+fn bad_input_gets_an_error_or_nothing_and_the_server_stays_up() {
+    let (dir, lib, config) = setup();
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    // A document that was never opened.
+    let r = c.call(
+        2,
+        "textDocument/completion",
+        json!({"textDocument": {"uri": "file:///nowhere.tex"}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    // Malformed parameters.
+    let r = c.call(3, "textDocument/hover", json!({"nonsense": true}));
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    // An unknown method.
+    let r = c.call(4, "workspace/symbol", json!({"query": "x"}));
+    assert_eq!(r["error"]["code"], json!(-32601), "{r}");
+    // Positions past the end, in the middle of a surrogate pair, in binary junk.
+    let junk = uri(&dir.path().join("junk.tex"));
+    let text = "\u{0}\u{7}\u{1b}[2J 😀 \\cite{\n\u{fffd}\u{202e}";
+    c.open(&junk, "latex", text);
+    for (id, line, character) in [(5, 99, 0), (6, 0, 6), (7, 0, 9999), (8, 1, 1)] {
+        let r = c.call(
+            id,
+            "textDocument/completion",
+            json!({"textDocument": {"uri": junk}, "position": {"line": line, "character": character}}),
+        );
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    // A 10 MB document: no recommendations read from it, and quickly.
+    let big = uri(&dir.path().join("big.tex"));
+    let huge = format!("{}\\cite{{", "word ".repeat(2_000_000));
+    c.open(&big, "latex", &huge);
+    let t = Instant::now();
+    let r = c.call(9, "textDocument/completion", json!({"textDocument": {"uri": big}, "position": end_of(&huge)}));
+    assert_eq!(r["result"], Value::Null, "{r}");
+    assert!(t.elapsed() < Duration::from_secs(30));
+    // A bibliography that cannot be written: an error, a log line, no exit.
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::write(ro.join("references.bib"), "").unwrap();
+    let mut perms = std::fs::metadata(ro.join("references.bib")).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(ro.join("references.bib"), perms).unwrap();
+    let doc = uri(&ro.join("paper.tex"));
+    let head = "We tag every word with a trigram hidden Markov model tagger \\cite{";
+    c.open(&doc, "latex", head);
+    let r = c.call(10, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(head)}));
+    let key = r["result"]["items"][0]["label"].as_str().unwrap_or_else(|| panic!("{r}")).to_string();
+    let r = c.call(11, "workspace/executeCommand", json!({"command": "citewise.addToBibliography", "arguments": [doc, key]}));
+    assert!(r["error"]["message"].as_str().unwrap_or_default().contains("read-only"), "{r}");
+    let log = c.wait_for("a log message", |m| m["method"] == "window/logMessage" && m["params"]["type"] == json!(1));
+    assert!(log["params"]["message"].as_str().unwrap().contains("references.bib"), "{log}");
+    // Still answering.
+    let r = c.call(12, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(head)}));
+    assert!(r["result"]["items"].is_array(), "{r}");
+    c.shutdown();
+}
