@@ -78,6 +78,22 @@ pub enum BenchWhat {
         #[arg(long, value_enum, default_value_t = crate::neural::backend::DevicePreference::Auto)]
         device: crate::neural::backend::DevicePreference,
     },
+    /// Completion latency of the language server: contexts of a benchmark
+    /// split asked at `\cite{` (first answer, the same again, and when the
+    /// recommender had the fused and the reranked list), and peak memory
+    Lsp {
+        /// Library to recommend from [default: the --library / default library]
+        #[arg(long, value_name = "DIR")]
+        library: Option<PathBuf>,
+        /// Benchmark directory (contexts.jsonl.gz)
+        #[arg(long, value_name = "DIR")]
+        bench: PathBuf,
+        #[arg(long, default_value = "test")]
+        split: String,
+        /// Contexts timed (a fixed random sample)
+        #[arg(long, default_value_t = 100)]
+        queries: usize,
+    },
     /// Input-to-render latency of the editor while recommendations run in the background
     Keys {
         /// Library to recommend from [default: the --library / default library]
@@ -125,6 +141,7 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             println!("{}", serde_json::to_string(&r)?);
         }
         BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
+        BenchWhat::Lsp { library, bench, split, queries } => bench_lsp(library.as_deref(), bench, split, *queries)?,
         BenchWhat::Keys { library, keys, gap_ms } => {
             let dir = match library {
                 Some(d) => d.clone(),
@@ -137,6 +154,51 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             println!("{}", serde_json::json!({"papers": papers, "keys": ms.len(), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)}));
         }
     }
+    Ok(())
+}
+
+fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: &str, n: usize) -> Result<()> {
+    let lib = std::sync::Arc::new(Library::open(&library_dir(library)?)?);
+    let papers = lib.papers().num_papers();
+    let contexts = crate::eval::harness::sample(crate::eval::harness::load_split(bench, split)?, n);
+    let texts: Vec<String> = contexts.iter().map(|c| crate::eval::harness::query_of(c, false).context).collect();
+    let config = crate::tui::config::Config::default();
+    // The server owns its models, as under `citewise lsp`.
+    let options = crate::lsp::Options {
+        library: lib,
+        models: Models::installed(),
+        stages: None,
+        key_style: config.key_style,
+        results: config.results,
+    };
+    let t = crate::lsp::latency::completion_latency(options, &texts)?;
+    let stat = |v: Vec<f64>| {
+        let q = |p| crate::eval::metrics::quantile(&v, p);
+        serde_json::json!({"p50_ms": q(0.5), "p95_ms": q(0.95)})
+    };
+    let mut stages: Vec<String> = Vec::new();
+    for x in &t {
+        for (stage, _) in &x.stages {
+            if !stages.contains(stage) {
+                stages.push(stage.clone());
+            }
+        }
+    }
+    let per_stage: serde_json::Map<String, serde_json::Value> = stages
+        .iter()
+        .map(|s| (s.clone(), stat(t.iter().flat_map(|x| x.stages.iter().filter(|(n, _)| n == s).map(|(_, ms)| *ms)).collect())))
+        .collect();
+    println!(
+        "{}",
+        serde_json::json!({
+            "papers": papers, "queries": t.len(),
+            "first_answer": stat(t.iter().map(|x| x.first_ms).collect()),
+            "first_answer_early_share": t.iter().filter(|x| x.early).count() as f64 / t.len().max(1) as f64,
+            "same_request_again": stat(t.iter().map(|x| x.again_ms).collect()),
+            "stages": per_stage,
+            "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
+        })
+    );
     Ok(())
 }
 
