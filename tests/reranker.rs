@@ -11,8 +11,9 @@ use std::sync::Arc;
 use burn::tensor::Device;
 use citewise::neural::cross_encoder::{logits, split_base, PairEncoder, RerankerConfig};
 use citewise::neural::models::model_dir;
-use citewise::neural::rerank_train::{r10_rr, reranked, train_reranker, Checkpoint, RerankExample, RerankProgress, RerankTrainOptions};
+use citewise::neural::rerank_train::{r10_rr, reranked, train_reranker, RerankExample, RerankTrainOptions};
 use citewise::neural::reranker::Reranker;
+use citewise::neural::train::Quiet;
 
 const BASE: &str = "paraphrase-minilm-l3-v2";
 
@@ -113,13 +114,6 @@ fn reranking_helpers_reorder_only_the_reranked_head() {
     assert_eq!(reranked(&[7, 8, 9, 10], &[0.1, 0.9, 0.5]), [8, 9, 7, 10]);
     assert_eq!(r10_rr(&[1, 2, 3], &[3]), (1.0, 1.0 / 3.0));
     assert_eq!(r10_rr(&[1, 2, 3], &[4]), (0.0, 0.0));
-}
-
-struct Quiet;
-impl RerankProgress for Quiet {
-    fn phase(&self, _: &str, _: u64) {}
-    fn advance(&self, _: u64, _: Option<f32>) {}
-    fn checkpoint(&self, _: &Checkpoint) {}
 }
 
 /// Real benchmark contexts with the papers they cite and, as "prefetched"

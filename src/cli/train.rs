@@ -117,13 +117,16 @@ impl Bars {
     }
 }
 
-impl TrainProgress for Bars {
+impl crate::neural::training_run::RunProgress for Bars {
     fn phase(&self, name: &str, len: u64) {
         Bars::phase(self, name, len)
     }
     fn advance(&self, n: u64, loss: Option<f32>) {
         Bars::advance(self, n, loss)
     }
+}
+
+impl TrainProgress for Bars {
     fn epoch(&self, r: &EpochReport) {
         self.bar.suspend(|| {
             eprintln!(

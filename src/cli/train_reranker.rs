@@ -78,12 +78,6 @@ pub struct RerankerArgs {
 }
 
 impl RerankProgress for Bars {
-    fn phase(&self, name: &str, len: u64) {
-        Bars::phase(self, name, len)
-    }
-    fn advance(&self, n: u64, loss: Option<f32>) {
-        Bars::advance(self, n, loss)
-    }
     fn checkpoint(&self, c: &Checkpoint) {
         self.bar.suspend(|| {
             eprintln!(

@@ -87,9 +87,8 @@ pub struct Checkpoint {
     pub best: bool,
 }
 
-pub trait RerankProgress {
-    fn phase(&self, name: &str, len: u64);
-    fn advance(&self, n: u64, loss: Option<f32>);
+/// Progress of a reranker training run, with its checkpoints.
+pub trait RerankProgress: super::training_run::RunProgress {
     fn checkpoint(&self, c: &Checkpoint);
 }
 

@@ -14,6 +14,15 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::util::write_atomic;
 
+/// What both trainers report while they run (the CLI draws bars); each
+/// trainer's own trait adds its checkpoints.
+pub trait RunProgress {
+    /// A phase with `len` units starts (`len` 0: unknown).
+    fn phase(&self, name: &str, len: u64);
+    /// `n` units done; `loss` when training.
+    fn advance(&self, n: u64, loss: Option<f32>);
+}
+
 /// The files a training run writes in its output directory (only the
 /// config file's name differs between the trainers).
 pub struct RunFiles {

@@ -144,21 +144,22 @@ impl EpochReport {
     }
 }
 
-/// Progress callbacks (the CLI draws bars).
-pub trait TrainProgress {
-    /// A phase with `len` units starts (`len` 0: unknown).
-    fn phase(&self, name: &str, len: u64);
-    /// `n` units done; `loss` when training.
-    fn advance(&self, n: u64, loss: Option<f32>);
+/// Progress of a HAtten training run, with its epochs (the CLI draws bars).
+pub trait TrainProgress: crate::neural::training_run::RunProgress {
     fn epoch(&self, report: &EpochReport);
 }
 
 /// No output (tests).
 pub struct Quiet;
-impl TrainProgress for Quiet {
+impl crate::neural::training_run::RunProgress for Quiet {
     fn phase(&self, _: &str, _: u64) {}
     fn advance(&self, _: u64, _: Option<f32>) {}
+}
+impl TrainProgress for Quiet {
     fn epoch(&self, _: &EpochReport) {}
+}
+impl super::super::rerank_train::RerankProgress for Quiet {
+    fn checkpoint(&self, _: &super::super::rerank_train::Checkpoint) {}
 }
 
 #[cfg(test)]
