@@ -132,12 +132,7 @@ impl Client {
 /// The fixture library, a config and a draft directory.
 fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("lib");
-    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
-        .args(["--library", lib.to_str().unwrap(), "import", common::fixture("library.bib").to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lib = common::fixture_library(dir.path(), env!("CARGO_BIN_EXE_citewise"));
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "key_style = \"authorYear\"\nresults = 5\n").unwrap();
     (dir, lib, config)

@@ -17,12 +17,7 @@ fn neovim_completes_a_citation_and_the_entry_reaches_the_bibliography() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("lib");
-    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
-        .args(["--library", lib.to_str().unwrap(), "import", common::fixture("library.bib").to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lib = common::fixture_library(dir.path(), env!("CARGO_BIN_EXE_citewise"));
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "key_style = \"authorYear\"\n").unwrap();
     let draft = dir.path().join("paper.tex");
