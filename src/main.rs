@@ -1,4 +1,4 @@
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     // Output piped into `head` and the like: end quietly when the reader
     // goes away, as command-line tools do, instead of panicking on EPIPE.
     #[cfg(unix)]
@@ -6,5 +6,13 @@ fn main() -> anyhow::Result<()> {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    citewise::cli::main()
+    match citewise::cli::main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // The message and its causes, one line: a bad input is not a crash,
+        // so no backtrace (even with RUST_BACKTRACE set).
+        Err(e) => {
+            eprintln!("error: {}", citewise::util::printable(&format!("{e:#}")));
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -42,6 +42,26 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// `s` safe to print on a terminal: control characters (escape sequences
+/// among them), bidirectional overrides and zero-width characters removed,
+/// tabs and line breaks as spaces.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() || is_invisible_format(c);
+    if !s.chars().any(unsafe_char) {
+        return s.into();
+    }
+    s.chars()
+        .filter_map(|c| if matches!(c, '\t' | '\n' | '\r') { Some(' ') } else { (!unsafe_char(c)).then_some(c) })
+        .collect::<String>()
+        .into()
+}
+
+/// Bidirectional controls (U+202A–202E, U+2066–2069, U+200E/F, U+061C) and
+/// zero-width characters (U+200B–200D, U+2060, U+FEFF).
+fn is_invisible_format(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +74,13 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left behind");
+    }
+
+    #[test]
+    fn printable_removes_escapes_and_invisible_controls() {
+        assert_eq!(printable("plain title"), "plain title");
+        assert_eq!(printable("A\u{1b}[2J\u{1b}]0;owned\u{7}title\u{9b}31m"), "A[2J]0;ownedtitle31m");
+        assert_eq!(printable("abc\u{202E}fed\u{200B}\u{FEFF}\tx\ny"), "abcfed x y");
     }
 
     #[test]

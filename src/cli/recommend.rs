@@ -1,16 +1,22 @@
 use std::sync::Arc;
 
-use anyhow::Result;
+use std::io::Read;
+
+use anyhow::{Context, Result};
 use clap::Args;
 
 use crate::library::Library;
 use crate::pipeline::{Models, Query, Recommender};
+use crate::util::printable;
 
 #[derive(Debug, Args)]
 pub struct RecommendArgs {
-    /// The text to find citations for; mark the citation position with [CIT] (optional)
-    #[arg(value_name = "TEXT")]
-    pub text: String,
+    /// The text to find citations for; mark the citation position with [CIT] (optional). `-` reads it from standard input
+    #[arg(value_name = "TEXT", required_unless_present = "file", conflicts_with = "file")]
+    pub text: Option<String>,
+    /// Read the text from this file instead (for text longer than a command line takes)
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<std::path::PathBuf>,
     /// Title of your paper (global context)
     #[arg(long)]
     pub title: Option<String>,
@@ -18,21 +24,44 @@ pub struct RecommendArgs {
     #[arg(long = "abstract", value_name = "ABSTRACT")]
     pub abstract_text: Option<String>,
     /// Number of papers to show
-    #[arg(short, default_value_t = 10)]
+    #[arg(short, default_value_t = 10, value_parser = at_least_one)]
     pub k: usize,
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
 }
 
+fn at_least_one(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(k) => Ok(k),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The query text: the argument, standard input (`-`), or `--file`.
+fn query_text(a: &RecommendArgs) -> Result<String> {
+    let bytes = match (&a.text, &a.file) {
+        (_, Some(path)) => std::fs::read(path).with_context(|| format!("{}: cannot read the query", path.display()))?,
+        (Some(t), None) if t == "-" => {
+            let mut b = Vec::new();
+            std::io::stdin().read_to_end(&mut b).context("cannot read the query from standard input")?;
+            b
+        }
+        (Some(t), None) => return Ok(t.clone()),
+        (None, None) => anyhow::bail!("give the text to find citations for, `-` for standard input, or --file PATH"),
+    };
+    Ok(crate::corpus::source::decode_owned(bytes).text)
+}
+
 pub fn run(lib: &Arc<Library>, a: &RecommendArgs, models: &Models) -> Result<()> {
     let rec = Recommender::new(lib.clone(), models);
-    let query = Query::new(a.text.clone())
+    let query = Query::new(query_text(a)?)
         .with_global(a.title.clone().unwrap_or_default(), a.abstract_text.clone().unwrap_or_default())
         .with_k(a.k);
     let result = rec.recommend(&query)?;
     for n in &result.notices {
-        eprintln!("notice: {n}");
+        eprintln!("notice: {}", printable(n));
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
@@ -45,11 +74,11 @@ pub fn run(lib: &Arc<Library>, a: &RecommendArgs, models: &Models) -> Result<()>
         let channels: Vec<String> = c.channels.iter().map(|s| format!("{}#{}", s.channel, s.rank)).collect();
         match &c.paper {
             Some(p) => {
-                println!("{:>2}. {}  [{:.2}; {}]", i + 1, p.title, c.score, channels.join(" "));
+                println!("{:>2}. {}  [{:.2}; {}]", i + 1, printable(&p.title), c.score, channels.join(" "));
                 let year = p.year.map(|y| y.to_string()).unwrap_or_else(|| "n.d.".into());
-                println!("    {} ({year}) {}  {}", p.short_authors(), p.venue, c.id);
+                println!("    {} ({year}) {}  {}", printable(&p.short_authors()), printable(&p.venue), printable(&c.id));
             }
-            None => println!("{:>2}. {}  [{:.2}]", i + 1, c.id, c.score),
+            None => println!("{:>2}. {}  [{:.2}]", i + 1, printable(&c.id), c.score),
         }
     }
     Ok(())

@@ -12,7 +12,7 @@ struct Row {
     #[serde(default, rename = "abstract")]
     abstract_text: Option<String>,
     #[serde(default)]
-    authors: Vec<String>,
+    authors: serde_json::Value,
     #[serde(default)]
     year: serde_json::Value,
     #[serde(default)]
@@ -29,11 +29,15 @@ struct Row {
 
 /// Parses one line. Errors name the problem; the caller adds file and line.
 pub fn parse_line(line: &str) -> Result<Paper, String> {
+    // serde would also read a struct from a JSON array, by position.
+    if !line.trim_start().starts_with('{') {
+        return Err("not a JSON object (`{\"id\": ..., \"title\": ...}`)".into());
+    }
     let row: Row = serde_json::from_str(line).map_err(|e| e.to_string())?;
     if row.id.trim().is_empty() {
         return Err("empty field `id`".into());
     }
-    let title = row.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let title = crate::corpus::bibtex::clean_text(&row.title);
     if title.is_empty() {
         return Err(format!("empty field `title` (id `{}`)", row.id));
     }
@@ -54,13 +58,36 @@ pub fn parse_line(line: &str) -> Result<Paper, String> {
         title,
         abstract_text: row.abstract_text.unwrap_or_default().trim().to_string(),
         keywords,
-        authors: flatten_authors(row.authors),
+        authors: authors_of(row.authors),
         year,
         venue: row.venue.unwrap_or_default(),
         url: row.url.unwrap_or_default(),
         entry_type: String::new(),
         bibtex: String::new(),
     })
+}
+
+/// Authors as a list of names, a list of `{"name": ..}` objects, one string
+/// (`A and B`, `A; B`, or a JSON-encoded list), or null.
+fn authors_of(v: serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    let names = match v {
+        Value::Array(items) => items
+            .into_iter()
+            .filter_map(|i| match i {
+                Value::String(s) => Some(s),
+                Value::Object(o) => o.get("name").and_then(Value::as_str).map(String::from),
+                _ => None,
+            })
+            .collect(),
+        Value::String(s) if s.trim_start().starts_with('[') => vec![s],
+        Value::String(s) => {
+            let sep = if s.contains(';') { ";" } else { " and " };
+            s.split(sep).map(String::from).collect()
+        }
+        _ => Vec::new(),
+    };
+    flatten_authors(names)
 }
 
 /// Some rows carry their author list as one JSON-encoded string; expand it.
@@ -102,9 +129,19 @@ mod tests {
     }
 
     #[test]
+    fn authors_as_a_string_objects_or_null() {
+        let authors = |json: &str| parse_line(&format!(r#"{{"id": "x", "title": "T", "authors": {json}}}"#)).unwrap().authors;
+        assert_eq!(authors(r#""Ada Lovelace and Alan Turing""#), ["Ada Lovelace", "Alan Turing"]);
+        assert_eq!(authors(r#""Lovelace, Ada; Turing, Alan""#), ["Lovelace, Ada", "Turing, Alan"]);
+        assert_eq!(authors(r#"[{"name": "Ada Lovelace"}, 3, "Alan Turing"]"#), ["Ada Lovelace", "Alan Turing"]);
+        assert!(authors("null").is_empty());
+    }
+
+    #[test]
     fn bad_rows_name_the_problem() {
         assert!(parse_line(r#"{"id": "x"}"#).unwrap_err().contains("title"));
         assert!(parse_line(r#"{"id": " ", "title": "T"}"#).unwrap_err().contains("id"));
         assert!(parse_line("{not json").is_err());
+        assert_eq!(parse_line(r#"["id", "title"]"#).unwrap_err(), r#"not a JSON object (`{"id": ..., "title": ...}`)"#);
     }
 }

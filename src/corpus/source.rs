@@ -27,68 +27,173 @@ impl Format {
     }
 }
 
+/// The most text one input file may hold, compressed or not: the whole file
+/// is held in memory while it is read, and a small `.gz` can expand to
+/// gigabytes.
+pub const MAX_TEXT_BYTES: u64 = 512 * 1024 * 1024;
+
 /// Expands files and directories (recursively, sorted) into importable files.
 /// Files named explicitly must have a known format; unknown files inside
-/// directories are ignored.
+/// directories are ignored. Each directory and file is visited once, however
+/// many symbolic links lead to it (a link to an ancestor is not followed
+/// again).
 pub fn expand_inputs(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Format)>> {
     let mut out = Vec::new();
+    let mut seen = Visited::default();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
         if meta.is_dir() {
-            walk(p, &mut out)?;
+            walk(p, &mut seen, &mut |path| {
+                if let Some(fmt) = Format::of(path) {
+                    out.push((path.to_path_buf(), fmt));
+                }
+            })?;
         } else {
             let fmt = Format::of(p)
                 .ok_or_else(|| Error::Input(format!("{}: unknown file type (expected .bib, .jsonl, optionally .gz)", p.display())))?;
-            out.push((p.clone(), fmt));
+            if seen.first_visit(p) {
+                out.push((p.clone(), fmt));
+            }
         }
     }
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<(PathBuf, Format)>) -> Result<()> {
+/// Canonical paths already walked.
+#[derive(Default)]
+pub struct Visited(std::collections::HashSet<PathBuf>);
+
+impl Visited {
+    /// True the first time `path` (after resolving links) is seen.
+    pub fn first_visit(&mut self, path: &Path) -> bool {
+        self.0.insert(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+    }
+}
+
+/// Calls `file` for every file under `dir`, in sorted order, following
+/// symbolic links but entering each directory (and reporting each file)
+/// once. Unreadable subdirectories are passed over.
+pub fn walk(dir: &Path, seen: &mut Visited, file: &mut dyn FnMut(&Path)) -> Result<()> {
+    if !seen.first_visit(dir) {
+        return Ok(());
+    }
     let mut entries: Vec<PathBuf> =
         std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
-            walk(&p, out)?;
-        } else if let Some(fmt) = Format::of(&p) {
-            out.push((p, fmt));
+            // A subdirectory that cannot be listed is not a reason to stop.
+            let _ = walk(&p, seen, file);
+        } else if p.is_file() && seen.first_visit(&p) {
+            file(&p);
         }
     }
     Ok(())
 }
 
-/// Reads a file's bytes, gunzipping when the name ends in `.gz`.
+/// Reads a file's bytes, gunzipping when the name ends in `.gz`; more than
+/// [`MAX_TEXT_BYTES`] (after decompression) is an error that says so.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
-    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let is_gz = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-    if !is_gz {
-        return Ok(raw);
+    read_bytes_up_to(path, MAX_TEXT_BYTES)
+}
+
+fn read_bytes_up_to(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let too_big = || {
+        Error::Input(format!(
+            "{}: more than {} MiB of text{}; split it into smaller files",
+            path.display(),
+            limit >> 20,
+            if is_gz(path) { " once decompressed" } else { "" }
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if !is_gz(path) {
+        if size > limit {
+            return Err(too_big());
+        }
+        let mut out = Vec::with_capacity(size as usize);
+        (&file).read_to_end(&mut out).map_err(|e| Error::io(path, e))?;
+        return Ok(out);
     }
-    let mut out = Vec::with_capacity(raw.len() * 4);
-    flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out).map_err(|e| Error::io(path, e))?;
+    let mut out = Vec::with_capacity((size as usize).saturating_mul(4).min(limit as usize));
+    flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file))
+        .take(limit + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::Input(format!("{}: not a readable gzip file ({e})", path.display())))?;
+    if out.len() as u64 > limit {
+        return Err(too_big());
+    }
     Ok(out)
 }
 
-/// Text decoded from bytes, and whether a fallback decoding was needed.
-pub struct Decoded {
-    pub text: String,
-    /// 1-based line of the first byte that was not valid UTF-8, if any.
-    pub non_utf8_line: Option<usize>,
+fn is_gz(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
-/// Decodes UTF-8; on invalid bytes falls back to Windows-1252/Latin-1 for the
-/// whole file (every byte maps to a character), so nothing is dropped.
+/// Text decoded from bytes, and where a fallback decoding was needed.
+pub struct Decoded {
+    pub text: String,
+    /// 1-based lines that were not valid UTF-8 (read as Windows-1252).
+    pub non_utf8_lines: Vec<usize>,
+}
+
+impl Decoded {
+    /// `file:LINE: not valid UTF-8 ...` for the first few such lines, or `None`.
+    pub fn note(&self, path: &Path) -> Option<String> {
+        let first = *self.non_utf8_lines.first()?;
+        let more = match self.non_utf8_lines.len() {
+            1 => String::new(),
+            n => format!(" (and {} more line{})", n - 1, if n > 2 { "s" } else { "" }),
+        };
+        Some(format!("{}:{first}: not valid UTF-8; this line was read as Windows-1252{more}", path.display()))
+    }
+}
+
+/// Decodes UTF-8 line by line: a line that is not valid UTF-8 is read as
+/// Windows-1252/Latin-1 (every byte maps to a character, so nothing is
+/// dropped), and the lines around it stay as they are.
 pub fn decode_text(bytes: &[u8]) -> Decoded {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Decoded { text: s.to_string(), non_utf8_line: None },
-        Err(e) => {
-            let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
-            Decoded { text: bytes.iter().map(|&b| latin1_char(b)).collect(), non_utf8_line: Some(line) }
+    decode_owned(bytes.to_vec())
+}
+
+/// [`decode_text`] without a copy when the bytes are valid UTF-8.
+pub fn decode_owned(mut bytes: Vec<u8>) -> Decoded {
+    if let Some(text) = utf16_with_bom(&bytes) {
+        return Decoded { text, non_utf8_lines: Vec::new() };
+    }
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Decoded { text, non_utf8_lines: Vec::new() },
+        Err(e) => e.into_bytes(),
+    };
+    let mut text = String::with_capacity(bytes.len() + bytes.len() / 8);
+    let mut non_utf8_lines = Vec::new();
+    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        match std::str::from_utf8(line) {
+            Ok(s) => text.push_str(s),
+            Err(_) => {
+                non_utf8_lines.push(i + 1);
+                text.extend(line.iter().map(|&b| latin1_char(b)));
+            }
         }
     }
+    Decoded { text, non_utf8_lines }
+}
+
+/// Text saved as UTF-16 (as some Windows editors do), told by its byte
+/// order mark; unpaired surrogates become U+FFFD.
+fn utf16_with_bom(bytes: &[u8]) -> Option<String> {
+    let little = match bytes.get(..2)? {
+        [0xFF, 0xFE] => true,
+        [0xFE, 0xFF] => false,
+        _ => return None,
+    };
+    let units =
+        bytes[2..].chunks_exact(2).map(|p| if little { u16::from_le_bytes([p[0], p[1]]) } else { u16::from_be_bytes([p[0], p[1]]) });
+    Some(char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect())
 }
 
 fn latin1_char(b: u8) -> char {
@@ -117,12 +222,48 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_falls_back_to_cp1252_and_reports_line() {
-        let d = decode_text(b"line one\nM\xfcller \x93q\x94\n");
-        assert_eq!(d.text, "line one\nMüller “q”\n");
-        assert_eq!(d.non_utf8_line, Some(2));
+    fn invalid_utf8_falls_back_to_cp1252_for_that_line_only() {
+        let d = decode_text(b"M\xc3\xbcller one\nM\xfcller \x93q\x94\nGr\xc3\xbc\xc3\x9fe\n");
+        assert_eq!(d.text, "Müller one\nMüller “q”\nGrüße\n");
+        assert_eq!(d.non_utf8_lines, [2]);
+        assert_eq!(d.note(Path::new("a.bib")).unwrap(), "a.bib:2: not valid UTF-8; this line was read as Windows-1252");
+        let mut utf16 = vec![0xFF, 0xFE];
+        utf16.extend("@misc{ü, title={Grüße}}".encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(decode_text(&utf16).text, "@misc{ü, title={Grüße}}");
         let ok = decode_text("\u{feff}Grüße".as_bytes());
         assert_eq!(ok.text, "Grüße");
-        assert_eq!(ok.non_utf8_line, None);
+        assert!(ok.non_utf8_lines.is_empty());
+    }
+
+    #[test]
+    fn walks_visit_each_directory_once_through_link_loops() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("x.bib"), "@misc{x, title={X}}").unwrap();
+        std::os::unix::fs::symlink(dir.path(), sub.join("up")).unwrap();
+        std::os::unix::fs::symlink(sub.join("x.bib"), dir.path().join("a/same.bib")).unwrap();
+        let files = expand_inputs(&[dir.path().to_path_buf(), sub.join("x.bib")]).unwrap();
+        assert_eq!(files.len(), 1, "{files:?}");
+    }
+
+    #[test]
+    fn broken_and_oversized_gzip_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.bib.gz");
+        std::fs::write(&bad, b"not gzip at all").unwrap();
+        let e = read_bytes(&bad).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: not a readable gzip file", bad.display())), "{e}");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &[b' '; 1 << 20]).unwrap();
+        let whole = gz.finish().unwrap();
+        let cut = dir.path().join("cut.jsonl.gz");
+        std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+        assert!(read_bytes(&cut).unwrap_err().to_string().contains("not a readable gzip file"));
+        let bomb = dir.path().join("bomb.bib.gz");
+        std::fs::write(&bomb, &whole).unwrap();
+        assert_eq!(read_bytes(&bomb).unwrap().len(), 1 << 20);
+        let e = read_bytes_up_to(&bomb, 1 << 19).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: more than 0 MiB of text once decompressed; split it into smaller files", bomb.display()));
     }
 }

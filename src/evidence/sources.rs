@@ -86,21 +86,32 @@ pub enum SentenceFormat {
     FullText,
 }
 
+/// Judges the format by the first line that is a JSON object (a broken line
+/// before it is reported where the records are read, and skipped).
 pub fn detect_format(path: &Path, text: &str) -> Result<SentenceFormat> {
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let v: Value =
-        serde_json::from_str(first).map_err(|e| Error::Parse { path: path.into(), line: 1, reason: format!("not JSON Lines: {e}") })?;
-    if v.get("body_text").is_some() {
-        Ok(SentenceFormat::FullText)
-    } else if v.get("context").is_some() && v.get("cited").is_some() {
-        Ok(SentenceFormat::BenchmarkContexts)
-    } else {
-        Err(Error::Parse {
-            path: path.into(),
-            line: 1,
-            reason: "neither benchmark contexts (`context`, `cited`) nor full text (`body_text`)".into(),
-        })
+    let parse = |line, reason: String| Error::Parse { path: path.into(), line, reason };
+    let mut first_error = None;
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).take(100) {
+        let v = match serde_json::from_str::<Value>(line) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => {
+                first_error.get_or_insert_with(|| parse(i + 1, "not a JSON object".into()));
+                continue;
+            }
+            Err(e) => {
+                first_error.get_or_insert_with(|| parse(i + 1, format!("not JSON Lines: {e}")));
+                continue;
+            }
+        };
+        return if v.get("body_text").is_some() {
+            Ok(SentenceFormat::FullText)
+        } else if v.get("context").is_some() && v.get("cited").is_some() {
+            Ok(SentenceFormat::BenchmarkContexts)
+        } else {
+            Err(parse(i + 1, "neither benchmark contexts (`context`, `cited`) nor full text (`body_text`)".into()))
+        };
     }
+    Err(first_error.unwrap_or_else(|| parse(1, "the file is empty: no records to import".into())))
 }
 
 /// Reads a file of citing sentences (either format). Benchmark contexts are
@@ -202,16 +213,33 @@ struct CiteSpan {
     text: Option<String>,
 }
 
+/// Byte offset of every character of a paragraph, and of its end: cite
+/// span offsets are in characters, looked up here in constant time.
+struct CharOffsets(Vec<usize>);
+
+impl CharOffsets {
+    fn of(text: &str) -> CharOffsets {
+        CharOffsets(text.char_indices().map(|(b, _)| b).chain(std::iter::once(text.len())).collect())
+    }
+
+    fn byte(&self, char_index: usize) -> Option<usize> {
+        self.0.get(char_index).copied()
+    }
+
+    fn chars(&self) -> usize {
+        self.0.len() - 1
+    }
+}
+
 /// Byte range of a cite span. Offsets are in characters (as S2ORC and
 /// unarXive write them); byte offsets are accepted when the span's own
 /// `text` shows that is what they are. `None` when out of range.
-fn span_bytes(text: &str, cs: &CiteSpan) -> Option<(usize, usize)> {
+fn span_bytes(text: &str, offsets: &CharOffsets, cs: &CiteSpan) -> Option<(usize, usize)> {
     if cs.start < 0 || cs.end <= cs.start {
         return None;
     }
     let (start, end) = (cs.start as usize, cs.end as usize);
-    let byte_of_char = |c: usize| text.char_indices().map(|(b, _)| b).chain(std::iter::once(text.len())).nth(c);
-    let as_chars = byte_of_char(start).zip(byte_of_char(end));
+    let as_chars = offsets.byte(start).zip(offsets.byte(end));
     let as_bytes = (end <= text.len() && text.is_char_boundary(start) && text.is_char_boundary(end)).then_some((start, end));
     match &cs.text {
         Some(t) if !t.is_empty() => [as_chars, as_bytes].into_iter().flatten().find(|&(s, e)| &text[s..e] == t),
@@ -275,17 +303,18 @@ fn sentences_of_paragraph(
     report: &mut SourceReport,
 ) {
     let text = &para.text;
+    let offsets = CharOffsets::of(text);
     // Validate spans; remember where the bad ones sit so their sentences are skipped.
     let mut good: Vec<(usize, usize, Vec<String>)> = Vec::new();
     let mut poisoned: Vec<usize> = Vec::new();
     for cs in &para.cite_spans {
         report.cite_spans += 1;
-        let Some((s, e)) = span_bytes(text, cs) else {
+        let Some((s, e)) = span_bytes(text, &offsets, cs) else {
             report.problems.push(format!(
                 "{at}: paragraph {pi}: cite span {}..{} is out of range or does not match its text (paragraph has {} characters); sentence skipped",
                 cs.start,
                 cs.end,
-                text.chars().count()
+                offsets.chars()
             ));
             // Its own marker text, when it is in the paragraph, shows which sentence to skip.
             if let Some(at) = cs.text.as_deref().filter(|t| !t.is_empty()).and_then(|t| text.find(t)) {
@@ -314,12 +343,17 @@ fn sentences_of_paragraph(
     if good.iter().all(|(_, _, c)| c.is_empty()) {
         return;
     }
+    // Sorted, so each sentence finds its spans by binary search.
+    good.sort_by_key(|&(s, e, _)| (s, e));
+    poisoned.sort_unstable();
     let protected: Vec<(usize, usize)> = good.iter().map(|&(s, e, _)| (s, e)).collect();
     for (ss, se) in split_sentences(text, &protected) {
-        if poisoned.iter().any(|&p| p >= ss && p < se) {
+        let in_sentence = |start: usize| start >= ss && start < se;
+        if poisoned.get(poisoned.partition_point(|&p| p < ss)).is_some_and(|&p| in_sentence(p)) {
             continue;
         }
-        let inside: Vec<&(usize, usize, Vec<String>)> = good.iter().filter(|(s, _, _)| *s >= ss && *s < se).collect();
+        let first = good.partition_point(|(s, _, _)| *s < ss);
+        let inside: Vec<&(usize, usize, Vec<String>)> = good[first..].iter().take_while(|(s, _, _)| in_sentence(*s)).collect();
         if inside.iter().all(|(_, _, c)| c.is_empty()) {
             continue;
         }

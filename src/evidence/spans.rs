@@ -46,19 +46,22 @@ const GROUP_JOINERS: &[&str] = &["and", "or", "&", "e.g.", "see", "cf.", "also"]
 /// Merges adjacent markers (sorted, non-overlapping) into groups.
 pub fn group_markers(text: &str, markers: &[Marker]) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
+    // The papers already in the last group, to add each once in linear time.
+    let mut in_last: std::collections::HashSet<&str> = Default::default();
     for m in markers {
         if let Some(last) = groups.last_mut() {
             let gap = text[last.end..m.start].trim_matches(|c: char| c.is_whitespace() || ",;()[]".contains(c));
             if gap.is_empty() || GROUP_JOINERS.contains(&gap) {
                 last.end = m.end;
                 for c in &m.cited {
-                    if !last.cited.contains(c) {
+                    if in_last.insert(c) {
                         last.cited.push(c.clone());
                     }
                 }
                 continue;
             }
         }
+        in_last = m.cited.iter().map(String::as_str).collect();
         groups.push(Group { start: m.start, end: m.end, cited: m.cited.clone() });
     }
     groups
@@ -116,8 +119,9 @@ fn is_informative(s: &str) -> bool {
 pub fn extract_spans(sentence: &str, markers: &[Marker]) -> Vec<ExtractedSpan> {
     let groups = group_markers(sentence, markers);
     let mut out: Vec<ExtractedSpan> = Vec::new();
+    let mut seen: std::collections::HashSet<(String, SpanKind, Vec<String>)> = Default::default();
     let mut push = |text: String, kind: SpanKind, cited: &[String]| {
-        if is_informative(&text) && !out.iter().any(|s| s.text == text && s.kind == kind && s.cited == cited) {
+        if is_informative(&text) && seen.insert((text.clone(), kind, cited.to_vec())) {
             out.push(ExtractedSpan { text, kind, cited: cited.to_vec() });
         }
     };
@@ -190,6 +194,23 @@ mod tests {
             spans("[CIT] argues that the conditional independence assumption is remarkably strong."),
             [(SpanKind::Sentence, "argues that the conditional independence assumption is remarkably strong".into())]
         );
+    }
+
+    #[test]
+    fn twenty_thousand_markers_in_one_sentence() {
+        let n = 20_000;
+        let mut s = String::from("Many systems");
+        let mut markers = Vec::new();
+        for i in 0..n {
+            let start = s.len() + 1;
+            s.push_str(&format!(" [{i}] and system{i}"));
+            markers.push(Marker { start, end: start + format!("[{i}]").len(), cited: vec![format!("p{}", i % 100)] });
+        }
+        s.push('.');
+        let groups = group_markers(&s, &markers);
+        assert_eq!(groups.len(), n);
+        let spans = extract_spans(&s, &markers);
+        assert_eq!(spans.iter().filter(|x| x.kind == SpanKind::Between).count(), n, "one between-span per group");
     }
 
     #[test]

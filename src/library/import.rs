@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::journal::{Journal, Stamp};
 use super::Library;
 use crate::corpus::bibtex::{self, EntryOutcome};
-use crate::corpus::source::{decode_text, expand_inputs, read_bytes, Format};
+use crate::corpus::source::{decode_owned, expand_inputs, read_bytes, Format};
 use crate::corpus::{jsonl, Paper};
 use crate::error::Result;
 
@@ -30,7 +30,13 @@ pub struct Skip {
 
 impl std::fmt::Display for Skip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.file.display(), self.line, self.reason)
+        let file = self.file.display().to_string();
+        match self.line {
+            // A whole file skipped: its error already names it.
+            0 if self.reason.starts_with(&file) => f.write_str(&self.reason),
+            0 => write!(f, "{file}: {}", self.reason),
+            line => write!(f, "{file}:{line}: {}", self.reason),
+        }
     }
 }
 
@@ -103,10 +109,19 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
         let mut since_commit = 0usize;
         for (msg, (path, _)) in rx.into_iter().zip(files.iter()) {
             let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-            let Some(parsed) = msg? else {
-                summary.files_unchanged += 1;
-                progress.file_done(path, bytes);
-                continue;
+            let parsed = match msg {
+                Ok(Some(parsed)) => parsed,
+                Ok(None) => {
+                    summary.files_unchanged += 1;
+                    progress.file_done(path, bytes);
+                    continue;
+                }
+                // A file that cannot be read is one skip, not the end of the run.
+                Err(e) => {
+                    summary.skipped.push(Skip { file: path.clone(), line: 0, reason: e.to_string() });
+                    progress.file_done(path, bytes);
+                    continue;
+                }
             };
             let w = match &mut writer {
                 Some(w) => w,
@@ -158,8 +173,8 @@ fn parse_file(path: &Path, format: Format, journal: &Journal, force: bool) -> Re
     if !force && journal.is_done(path, stamp) {
         return Ok(None);
     }
-    let decoded = decode_text(&bytes);
-    let note = decoded.non_utf8_line.map(|line| format!("{}:{line}: not valid UTF-8; read as Windows-1252", path.display()));
+    let decoded = decode_owned(bytes);
+    let note = decoded.note(path);
     let mut papers = Vec::new();
     let mut skipped = Vec::new();
     let skip = |line, reason| Skip { file: path.to_path_buf(), line, reason };

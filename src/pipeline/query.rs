@@ -69,14 +69,18 @@ impl Query {
                 "the query is empty: give some text around the citation (and optionally --title/--abstract)".into(),
             ));
         }
+        let has_words = |s: &str| s.chars().any(char::is_alphanumeric);
+        if !has_words(&self.local_text()) && !has_words(&self.title) && !has_words(&self.abstract_text) {
+            return Err(Error::InvalidQuery("the query has no words, only punctuation or symbols: nothing to search for".into()));
+        }
+        if self.k == 0 {
+            return Err(Error::InvalidQuery("the number of papers to return must be at least 1".into()));
+        }
         let words = self.context.split_whitespace().count();
         if words > MAX_CONTEXT_WORDS {
             let cut = cut_around_cit(&self.context, MAX_CONTEXT_WORDS);
             notices.push(format!("the context has {words} words; only the {MAX_CONTEXT_WORDS} around [CIT] were used"));
             self.context = cut;
-        }
-        if self.k == 0 {
-            self.k = 10;
         }
         Ok(notices)
     }
@@ -100,6 +104,14 @@ mod tests {
         assert!(Query::new("  [CIT] \n").validate().is_err());
         assert!(Query::new(r"\cite{x}").validate().is_err());
         assert!(Query::new("").with_global("A title", "").validate().is_ok());
+    }
+
+    #[test]
+    fn punctuation_only_queries_and_zero_results_are_rejected() {
+        let message = |q: Query| q.clone().validate().unwrap_err().to_string();
+        assert!(message(Query::new("?! ... --- [CIT] (;)")).contains("no words, only punctuation"));
+        assert!(message(Query::new("parsing").with_k(0)).contains("at least 1"));
+        assert!(Query::new("¿qué? 语言").validate().is_ok(), "letters of any script are words");
     }
 
     #[test]

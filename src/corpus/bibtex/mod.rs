@@ -2,24 +2,24 @@
 //! original text) and turning each entry into a [`Paper`].
 //!
 //! Field values are parsed by the `biblatex` crate (LaTeX escapes, braces,
-//! `@string` abbreviations, month macros). Splitting is done here so that one
-//! broken entry is reported as `file:line: reason` and skipped while the rest
-//! of the file still imports.
+//! month macros), one entry at a time. Splitting ([`split`]), `@string`
+//! abbreviations ([`strings`]) and `crossref` are handled here, bounded and
+//! without recursion, so that one broken entry is reported as
+//! `file:line: reason` and skipped while the rest of the file still imports.
+
+mod split;
+mod strings;
+mod text;
+
+use std::collections::HashMap;
 
 use biblatex::{Bibliography, ChunksExt, Entry, Person};
 
 use super::paper::{normalize_doi, Paper};
-
-/// A top-level `@...` block of a BibTeX file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawBlock<'a> {
-    /// Block type in lower case: `article`, `string`, `comment`, ...
-    pub kind: String,
-    /// The block's exact text, from `@` to its closing delimiter.
-    pub text: &'a str,
-    /// 1-based line of the `@`.
-    pub line: usize,
-}
+pub use split::{split_blocks, RawBlock, MAX_DEPTH};
+use strings::StringTable;
+pub use text::clean_text;
+use text::{dotless_to_plain, escape_dollars};
 
 /// Outcome for one entry of a file.
 #[derive(Debug)]
@@ -32,111 +32,17 @@ pub enum EntryOutcome {
     },
 }
 
-/// Splits BibTeX source into blocks. Unterminated blocks are reported as
-/// `Err((line, reason))` items and scanning resumes at the next entry.
-pub fn split_blocks(src: &str) -> Vec<Result<RawBlock<'_>, (usize, String)>> {
-    let bytes = src.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut line = 1;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'\n' {
-            line += 1;
-            i += 1;
-            continue;
-        }
-        if b != b'@' {
-            i += 1;
-            continue;
-        }
-        let Some((kind, open_at)) = block_header(bytes, i) else {
-            i += 1;
-            continue;
-        };
-        let start_line = line;
-        match block_end(bytes, open_at, &mut line) {
-            BlockEnd::Closed(end) => {
-                out.push(Ok(RawBlock { kind, text: &src[i..end], line: start_line }));
-                i = end;
-            }
-            BlockEnd::NextEntryAt(next) => {
-                out.push(Err((start_line, format!("@{kind} entry is not closed (unbalanced braces) before the next entry"))));
-                i = next;
-            }
-            BlockEnd::Eof => {
-                out.push(Err((start_line, format!("@{kind} entry is not closed (unbalanced braces) at end of file"))));
-                i = bytes.len();
-            }
-        }
-    }
-    out
-}
-
-/// Parses `@ident {` / `@ident (`; returns the lower-cased ident and the index of the opener.
-fn block_header(bytes: &[u8], at: usize) -> Option<(String, usize)> {
-    let mut j = at + 1;
-    while j < bytes.len() && bytes[j].is_ascii_whitespace() {
-        j += 1;
-    }
-    let ident_start = j;
-    while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_' || bytes[j] == b'-') {
-        j += 1;
-    }
-    if j == ident_start {
-        return None;
-    }
-    let kind = std::str::from_utf8(&bytes[ident_start..j]).ok()?.to_ascii_lowercase();
-    while j < bytes.len() && bytes[j].is_ascii_whitespace() {
-        j += 1;
-    }
-    matches!(bytes.get(j), Some(b'{') | Some(b'(')).then_some((kind, j))
-}
-
-enum BlockEnd {
-    /// Index just past the closing delimiter.
-    Closed(usize),
-    /// An entry header at the start of a line while braces were still open.
-    NextEntryAt(usize),
-    Eof,
-}
-
-fn block_end(bytes: &[u8], open_at: usize, line: &mut usize) -> BlockEnd {
-    let paren = bytes[open_at] == b'(';
-    let mut depth: usize = 0;
-    let mut j = open_at + 1;
-    let mut at_line_start = false;
-    while j < bytes.len() {
-        match bytes[j] {
-            b'\n' => {
-                *line += 1;
-                at_line_start = true;
-                j += 1;
-                continue;
-            }
-            b'@' if at_line_start && block_header(bytes, j).is_some() => {
-                // A new entry starts a line while this one is still open: the
-                // previous entry lost a closing brace.
-                return BlockEnd::NextEntryAt(j);
-            }
-            b'{' => depth += 1,
-            b'}' if depth == 0 && !paren => return BlockEnd::Closed(j + 1),
-            b'}' => depth = depth.saturating_sub(1),
-            b')' if paren && depth == 0 => return BlockEnd::Closed(j + 1),
-            _ => {}
-        }
-        if !bytes[j].is_ascii_whitespace() {
-            at_line_start = false;
-        }
-        j += 1;
-    }
-    BlockEnd::Eof
-}
-
 /// Parses a whole BibTeX source into papers and skip reasons, in file order.
+///
+/// BibTeX's rules: `@string`s apply to the entries after them; of two entries
+/// with one key the first counts; an entry with a `crossref` takes the
+/// fields it lacks (venue, year, publisher) from the entry it names.
 pub fn parse_source(src: &str) -> Vec<EntryOutcome> {
     let mut out = Vec::new();
-    let mut strings = String::new();
+    let mut strings = StringTable::default();
+    // Lower-cased key → (line, index in `out`) of the first entry with it.
+    let mut keys: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut crossrefs: Vec<(usize, String)> = Vec::new();
     for block in split_blocks(src) {
         let block = match block {
             Ok(b) => b,
@@ -148,32 +54,85 @@ pub fn parse_source(src: &str) -> Vec<EntryOutcome> {
         match block.kind.as_str() {
             "comment" | "preamble" => {}
             "string" => {
-                // Validate on its own so a broken @string is reported where it is.
-                let braced = braced(block.text);
-                match Bibliography::parse(&braced) {
-                    Ok(_) => {
-                        strings.push_str(&braced);
-                        strings.push('\n');
-                    }
-                    Err(e) => out.push(EntryOutcome::Skipped {
-                        line: block.line + line_offset(block.text, e.span.start),
-                        reason: format!("@string: {}", e.kind),
-                    }),
+                if let Err((at, reason)) = strings.define(block.text, block.line) {
+                    out.push(EntryOutcome::Skipped { line: block.line + line_offset(block.text, at), reason });
                 }
             }
-            _ => out.push(parse_entry(&block, &strings)),
+            _ => {
+                let (outcome, crossref) = parse_entry(&block, &strings);
+                if let EntryOutcome::Paper(p) = &outcome {
+                    if let Some((first_line, _)) = keys.get(&p.key.to_ascii_lowercase()) {
+                        let reason =
+                            format!("repeated entry: key `{}` is already used at line {first_line}; this one is not imported", p.key);
+                        out.push(EntryOutcome::Skipped { line: block.line, reason });
+                        continue;
+                    }
+                    keys.insert(p.key.to_ascii_lowercase(), (block.line, out.len()));
+                    if let Some(parent) = crossref {
+                        crossrefs.push((out.len(), parent));
+                    }
+                }
+                out.push(outcome);
+            }
+        }
+    }
+    for (child, parent) in crossrefs {
+        let Some(&(_, at)) = keys.get(&parent.to_ascii_lowercase()) else { continue };
+        let EntryOutcome::Paper(parent) = &out[at] else { continue };
+        let parent = (**parent).clone();
+        if let EntryOutcome::Paper(p) = &mut out[child] {
+            inherit(p, &parent);
         }
     }
     out
+}
+
+/// Fills what `child` lacks from the entry its `crossref` names (one level:
+/// BibTeX does not follow a parent's own `crossref`).
+fn inherit(child: &mut Paper, parent: &Paper) {
+    if child.venue.is_empty() {
+        // A proceedings' or book's own title is the venue of its parts.
+        child.venue = if parent.venue.is_empty() || matches!(parent.entry_type.as_str(), "proceedings" | "book" | "collection") {
+            parent.title.clone()
+        } else {
+            parent.venue.clone()
+        };
+    }
+    if child.year.is_none() {
+        child.year = parent.year;
+    }
+    if child.authors.is_empty() {
+        child.authors = parent.authors.clone();
+    }
+    if child.url.is_empty() {
+        child.url = parent.url.clone();
+    }
 }
 
 fn line_offset(text: &str, byte: usize) -> usize {
     text.as_bytes()[..byte.min(text.len())].iter().filter(|&&b| b == b'\n').count()
 }
 
-fn parse_entry(block: &RawBlock<'_>, strings: &str) -> EntryOutcome {
-    let src = format!("{strings}{}", dotless_to_plain(&braced(block.text)));
-    let skipped = |line: usize, reason: String| EntryOutcome::Skipped { line, reason };
+/// Parses one entry alone (with the abbreviations it uses), returning the
+/// outcome and the key its `crossref` field names, if any.
+fn parse_entry(block: &RawBlock<'_>, strings: &StringTable) -> (EntryOutcome, Option<String>) {
+    let skipped = |line: usize, reason: String| (EntryOutcome::Skipped { line, reason }, None);
+    let preamble = match strings.preamble_for(block.text) {
+        Ok(p) => p,
+        Err(reason) => return skipped(block.line, reason),
+    };
+    // The field parser follows `crossref` into the same source, recursively;
+    // renamed, the field is read here and resolved one level deep.
+    let body = CROSSREF_FIELD.replace_all(block.text, |c: &regex::Captures<'_>| {
+        // Same length, so error offsets still point into `block.text`.
+        let renamed = match c[2].len() {
+            8 => "cw-cross",
+            4 => "cw-x",
+            _ => "cw-xd",
+        };
+        format!("{}{renamed}{}", &c[1], &c[3])
+    });
+    let src = format!("{preamble}{}", dotless_to_plain(&braced(&body)));
     // A lone `$` (prices, "$%#") is plain text to BibTeX but opens math mode
     // for the parser: when parsing fails, retry with every `$` escaped.
     let parsed =
@@ -181,18 +140,35 @@ fn parse_entry(block: &RawBlock<'_>, strings: &str) -> EntryOutcome {
     let bib = match parsed {
         Ok(b) => b,
         Err(e) => {
-            let at = e.span.start.saturating_sub(strings.len());
+            if let Some((at, name)) = empty_field(block.text) {
+                return skipped(block.line + line_offset(block.text, at), format!("field `{name}` has no value"));
+            }
+            let at = e.span.start.saturating_sub(preamble.len());
             let field = field_at(block.text, at).map(|f| format!(" in field `{f}`")).unwrap_or_default();
             return skipped(block.line + line_offset(block.text, at), format!("{}{field}", e.kind));
         }
     };
-    let Some(entry) = bib.into_iter().next() else {
+    let Some(entry) = bib.into_iter().next().filter(|e| !e.key.trim().is_empty()) else {
         return skipped(block.line, "entry has no citation key".into());
     };
+    let crossref = ["cw-cross", "cw-x"].iter().map(|f| field(&entry, f)).find(|k| !k.is_empty());
     match paper_from_entry(&entry, block.text) {
-        Ok(p) => EntryOutcome::Paper(Box::new(p)),
+        Ok(p) => (EntryOutcome::Paper(Box::new(p)), crossref),
         Err(reason) => skipped(block.line, format!("{reason} (key `{}`)", entry.key)),
     }
+}
+
+/// A `crossref`, `xref` or `xdata` field name where a field starts.
+static CROSSREF_FIELD: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)([,{(]\s*)(crossref|xref|xdata)(\s*=)").unwrap());
+
+/// The first `name = ,` (a field with nothing after the `=`): its offset and name.
+fn empty_field(text: &str) -> Option<(usize, String)> {
+    static EMPTY: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"[,{(]\s*([A-Za-z][\w-]*)\s*=\s*[,})]").unwrap());
+    let m = EMPTY.captures(text)?;
+    let name = m.get(1)?;
+    Some((name.start(), name.as_str().to_ascii_lowercase()))
 }
 
 /// `@type( ... )` rewritten as `@type{ ... }` (the parser reads only braces).
@@ -202,41 +178,6 @@ fn braced(text: &str) -> std::borrow::Cow<'_, str> {
         return text.into();
     }
     format!("{}{{{}}}", &text[..open], &text[open + 1..text.len() - 1]).into()
-}
-
-/// `\\i` and `\\j` (dotless i/j, as in `Garc{\\'\\i}a`) become plain letters,
-/// which the accent commands then combine with.
-fn dotless_to_plain(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut last = 0;
-    for i in 0..b.len().saturating_sub(1) {
-        if b[i] == b'\\' && (b[i + 1] == b'i' || b[i + 1] == b'j') && b.get(i + 2).is_none_or(|c| !c.is_ascii_alphabetic()) {
-            out.push_str(&s[last..i]);
-            last = i + 1;
-            // A following space only separated the command from the next word.
-            if b.get(i + 2) == Some(&b' ') && b.get(i + 3).is_some_and(|c| c.is_ascii_alphabetic()) {
-                out.push(b[i + 1] as char);
-                last = i + 3;
-            }
-        }
-    }
-    out.push_str(&s[last..]);
-    out
-}
-
-/// Escapes every `$` that is not already escaped.
-fn escape_dollars(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    let mut prev = '\0';
-    for c in s.chars() {
-        if c == '$' && prev != '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-        prev = c;
-    }
-    out
 }
 
 /// The name of the field whose `name =` most closely precedes `at`.
@@ -257,19 +198,6 @@ fn field_at(text: &str, at: usize) -> Option<String> {
 
 fn field(entry: &Entry, name: &str) -> String {
     entry.get(name).map(|c| clean_text(&c.format_verbatim())).unwrap_or_default()
-}
-
-/// Collapses whitespace and drops the braces and `$` math delimiters that
-/// survive as literal text.
-pub fn clean_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for word in s.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out.replace(['{', '}'], "")
 }
 
 fn person_name(p: &Person) -> String {
@@ -443,6 +371,72 @@ This free text is a comment, even with an email a@b.
     fn dotless_i_with_accents() {
         let (ps, _) = papers(r"@article{g, title={Garc{\'\i}a and Mar\'{\i}a and {\i} and \item}}");
         assert_eq!(ps[0].title, "García and María and i and \\item");
+    }
+
+    #[test]
+    fn a_string_that_refers_to_itself_is_reported_and_the_rest_imports() {
+        let src = "@string{pub = pub # \" Inc.\"}\n@string{acm = {ACM}}\n@article{a, title={A}, publisher=acm}\n@article{b, title={B}, publisher=pub}";
+        let (ps, skips) = papers(src);
+        assert_eq!(ps.len(), 1);
+        assert_eq!(ps[0].venue, "ACM");
+        assert_eq!(skips[0], (1, "@string `pub` refers to itself".to_string()));
+        assert_eq!(skips[1].0, 4);
+        assert!(skips[1].1.contains("pub"), "{:?}", skips[1]);
+    }
+
+    #[test]
+    fn a_doubling_chain_of_strings_is_bounded() {
+        let mut src = String::from("@string{s0 = \"0123456789abcdef\"}\n");
+        for i in 1..40 {
+            src.push_str(&format!("@string{{s{i} = s{} # s{}}}\n", i - 1, i - 1));
+        }
+        src.push_str("@misc{m, title = s39}\n@misc{ok, title = s5}\n");
+        let (ps, skips) = papers(&src);
+        assert_eq!(ps.len(), 1);
+        assert_eq!(ps[0].title.len(), 16 * 32);
+        assert_eq!(skips[0], (12, "@string `s11` expands to more than 16 KiB".to_string()));
+    }
+
+    #[test]
+    fn repeated_keys_keep_the_first_and_say_so() {
+        let (ps, skips) = papers("@misc{dup, title={First}}\n@misc{other, title={Other}}\n@misc{DUP, title={Second}}");
+        assert_eq!(ps.iter().map(|p| p.title.as_str()).collect::<Vec<_>>(), ["First", "Other"]);
+        assert_eq!(skips, vec![(3, "repeated entry: key `DUP` is already used at line 1; this one is not imported".to_string())]);
+    }
+
+    #[test]
+    fn crossref_fills_venue_and_year_one_level_deep() {
+        let src = "@inproceedings{child, title={A Part}, author={Doe, Jane}, crossref={proc}}\n\
+                   @inproceedings{self, title={Loop}, crossref={self}}\n\
+                   @proceedings{proc, title={Proceedings of SIGIR}, year={2009}, crossref={child}}";
+        let (ps, skips) = papers(src);
+        assert!(skips.is_empty(), "{skips:?}");
+        assert_eq!(ps[0].venue, "Proceedings of SIGIR");
+        assert_eq!(ps[0].year, Some(2009));
+        assert_eq!(ps[0].authors, ["Jane Doe"]);
+        assert_eq!(ps[1].title, "Loop");
+        assert_eq!(ps[2].title, "Proceedings of SIGIR");
+    }
+
+    #[test]
+    fn a_field_without_a_value_is_named() {
+        let (ps, skips) = papers("@article{a,\n  author = {X, Y},\n  title = ,\n  year = 2001}\n@article{b, title={B}}");
+        assert_eq!(ps.len(), 1);
+        assert_eq!(skips, vec![(3, "field `title` has no value".to_string())]);
+    }
+
+    #[test]
+    fn formatting_commands_and_entities_leave_plain_text() {
+        let (ps, _) = papers(r"@inproceedings{a, title={A \textbf{bold} \emph{claim}}, booktitle={Research \&amp; Development}}");
+        assert_eq!(ps[0].title, "A bold claim");
+        assert_eq!(ps[0].venue, "Research & Development");
+    }
+
+    #[test]
+    fn an_entry_without_a_key_is_reported() {
+        let (ps, skips) = papers("@article{, title={Keyless}}\n@article{k, title={Keyed}}");
+        assert_eq!(ps.len(), 1);
+        assert_eq!(skips, vec![(1, "entry has no citation key".to_string())]);
     }
 
     #[test]

@@ -1,0 +1,134 @@
+//! The malformed-input corpus (`tests/malformed/`): every file gives the
+//! user the exact line `expected.txt` names, and nothing crashes or aborts
+//! the run: the good entries beside the bad ones are imported.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_citewise");
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/malformed")
+}
+
+/// FILE → the lines it must produce.
+fn expected() -> BTreeMap<String, Vec<String>> {
+    let text = std::fs::read_to_string(corpus().join("expected.txt")).unwrap();
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let (file, message) = line.split_once('\t').unwrap_or_else(|| panic!("expected.txt: no tab in `{line}`"));
+        out.entry(file.to_string()).or_default().push(message.to_string());
+    }
+    out
+}
+
+fn citewise(lib: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(corpus())
+        .env("CITEWISE_MODELS", "/nonexistent") // the messages do not depend on models
+        .arg("--library")
+        .arg(lib)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr_lines(o: &Output) -> BTreeSet<String> {
+    String::from_utf8_lossy(&o.stderr).lines().map(str::to_string).collect()
+}
+
+fn assert_lines(what: &str, prefix: &str, got: &BTreeSet<String>, expected: &BTreeMap<String, Vec<String>>) -> usize {
+    let mut checked = 0;
+    for (file, lines) in expected.iter().filter(|(f, _)| f.starts_with(prefix)) {
+        for line in lines {
+            assert!(
+                got.contains(line),
+                "{what}: {file} should print\n  {line}\nbut printed:\n{}",
+                got.iter().cloned().collect::<Vec<_>>().join("\n")
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn every_file_of_the_corpus_has_its_message() {
+    let expected = expected();
+    let mut files = BTreeSet::new();
+    for dir in ["papers", "evidence", "queries"] {
+        for e in std::fs::read_dir(corpus().join(dir)).unwrap() {
+            files.insert(format!("{dir}/{}", e.unwrap().file_name().to_string_lossy()));
+        }
+    }
+    let named: BTreeSet<String> = expected.keys().cloned().collect();
+    assert_eq!(files, named, "each corpus file has an entry in expected.txt and each entry a file");
+    assert!(files.len() >= 50, "{} files", files.len());
+}
+
+#[test]
+fn imports_report_each_bad_entry_and_keep_the_good_ones() {
+    let expected = expected();
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let o = citewise(&lib, &["import", "papers", "--all-skips", "--no-embed"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let checked = assert_lines("import", "papers/", &stderr_lines(&o), &expected);
+    assert!(checked >= 30);
+    // The good entries beside the broken ones (one `good-*` per file that has one) are in.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("library ") && stdout.contains(" now holds "), "{stdout}");
+    let info = Command::new(BIN).arg("--library").arg(&lib).args(["info"]).output().unwrap();
+    let papers: usize =
+        String::from_utf8_lossy(&info.stdout).lines().find_map(|l| l.strip_prefix("papers:").map(|n| n.trim().parse().unwrap())).unwrap();
+    let goods = std::fs::read_dir(corpus().join("papers"))
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .map(|b| String::from_utf8_lossy(&b).matches("@article{good-").count())
+        .sum::<usize>();
+    assert!(goods >= 12 && papers >= goods, "{papers} papers imported, {goods} good entries in the corpus");
+}
+
+#[test]
+fn evidence_imports_report_each_bad_file_and_go_on() {
+    let expected = expected();
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let fixture = common::fixture("papers.jsonl");
+    assert!(citewise(&lib, &["import", fixture.to_str().unwrap(), "--no-embed"]).status.success());
+    let o = citewise(&lib, &["import", "--evidence", "evidence", "--all-skips", "--no-embed"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_lines("import --evidence", "evidence/", &stderr_lines(&o), &expected);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("evidence/bad-first-line.jsonl: 1 documents, 1 citing sentences"),
+        "the lines after a bad first line are read:\n{stdout}"
+    );
+}
+
+#[test]
+fn bad_queries_are_refused_with_a_reason_and_no_backtrace() {
+    let expected = expected();
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let fixture = common::fixture("papers.jsonl");
+    assert!(citewise(&lib, &["import", fixture.to_str().unwrap(), "--no-embed"]).status.success());
+    for (file, lines) in expected.iter().filter(|(f, _)| f.starts_with("queries/")) {
+        let o = Command::new(BIN)
+            .current_dir(corpus())
+            .env("RUST_BACKTRACE", "1")
+            .arg("--library")
+            .arg(&lib)
+            .args(["recommend", "--file", file])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{file} should be refused");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let last = stderr.lines().last().unwrap_or_default();
+        assert_eq!(last, lines[0], "{file}");
+        assert!(!stderr.contains("backtrace"), "{stderr}");
+    }
+}
