@@ -91,7 +91,7 @@ pub fn decode_text(bytes: &[u8]) -> Decoded {
     }
 }
 
-fn latin1_char(b: u8) -> char {
+pub(crate) fn latin1_char(b: u8) -> char {
     // Windows-1252 differs from Latin-1 in 0x80..0x9F; map the printable ones.
     const CP1252: [char; 32] = [
         '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž', '\u{8F}', '\u{90}', '‘', '’', '“', '”', '•',
