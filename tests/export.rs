@@ -219,3 +219,39 @@ fn crlf_and_bom_are_kept() {
     assert!(added.ends_with("}\r\n"), "{added:?}");
     assert!(!added.replace("\r\n", "").contains('\n'), "every line end is CRLF: {added:?}");
 }
+
+/// The editor's exports run on a thread of their own: asking returns at
+/// once, before anything is written; the result arrives later.
+#[test]
+fn exports_run_off_the_ui_thread() {
+    use citewise::tui::exporter::{ExportEvent, Exporter};
+    use std::sync::{mpsc, Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    std::fs::write(&bib, "@misc{old, title={Old}}\n").unwrap();
+    // An export that waits for the test to let it go (a slow, large file).
+    let (go, wait) = mpsc::channel::<()>();
+    let wait = Arc::new(Mutex::new(wait));
+    let exporter = Exporter::spawn_with(Box::new(move |file: &Path, papers: &[citewise::corpus::Paper], style| {
+        let _ = wait.lock().unwrap().recv_timeout(Duration::from_secs(5));
+        export(file, papers, style)
+    }));
+    let t = Instant::now();
+    exporter.export(bib.clone(), vec![paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear, true);
+    assert!(t.elapsed() < Duration::from_millis(500), "asking took {:?}", t.elapsed());
+    assert!(exporter.try_recv().is_none());
+    assert_eq!(std::fs::read_to_string(&bib).unwrap(), "@misc{old, title={Old}}\n", "nothing written yet");
+    go.send(()).unwrap();
+    let Some(ExportEvent::Exported { result: Ok(report), cite: true, entries: Some(entries) }) =
+        exporter.recv_timeout(Duration::from_secs(10))
+    else {
+        panic!("no export result")
+    };
+    assert_eq!(report.keys(), ["b2000"]);
+    assert_eq!(entries.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["old", "b2000"]);
+    assert!(std::fs::read_to_string(&bib).unwrap().contains("@inproceedings{b2000,"));
+    // Keys for the clipboard come the same way.
+    exporter.keys(bib.clone(), vec![paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear);
+    assert!(matches!(exporter.recv_timeout(Duration::from_secs(10)), Some(ExportEvent::Keys(Ok(k))) if k == ["b2000"]));
+}
