@@ -1,27 +1,85 @@
 //! Small shared helpers.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
 
-/// Writes a file atomically: a temporary file in the same directory, synced,
-/// then renamed over the target.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+/// The file a write to `path` replaces: `path` itself or, where `path` is a
+/// symbolic link (or a chain of them), the file the links lead to, which
+/// need not exist yet. Writing there keeps the links.
+pub fn write_target(path: &Path) -> Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    // As many links as the kernel follows (Linux: 40).
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&p).map_err(|e| Error::io(&p, e))?;
+                p = if link.is_absolute() { link } else { p.parent().unwrap_or(Path::new("")).join(link) };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(Error::io(path, std::io::Error::other("too many levels of symbolic links")))
+}
+
+/// The directory a file is in (`.` for a bare file name).
+fn dir_of(file: &Path) -> &Path {
+    file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Writes `bytes` to a new temporary file beside `target` (so that renaming
+/// it over `target` is atomic) with `target`'s permissions, synced to disk,
+/// and returns its path. `wrap` wraps the file's writer (tests inject
+/// failures through it). On failure nothing is left behind.
+pub fn write_temp(target: &Path, bytes: &[u8], wrap: &mut dyn FnMut(std::fs::File) -> Box<dyn Write>) -> Result<PathBuf> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir_of(target).join(format!(".{name}.citewise-{}-{n}.tmp", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let f = std::fs::File::create(&tmp)?;
+        if let Ok(meta) = std::fs::metadata(target) {
+            f.set_permissions(meta.permissions())?;
+        }
+        let mut w = wrap(f.try_clone()?);
+        w.write_all(bytes)?;
+        w.flush()?;
+        drop(w);
+        f.sync_all()
     })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, e));
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(Error::io(target, e))
+        }
+    }
+}
+
+/// Renames the temporary file `tmp` over `target` and syncs the directory,
+/// so that `target` holds either its old or its new content, also after a
+/// crash. On failure `tmp` is removed.
+pub fn replace_with(tmp: &Path, target: &Path) -> Result<()> {
+    if let Err(e) = std::fs::rename(tmp, target) {
+        let _ = std::fs::remove_file(tmp);
+        return Err(Error::io(target, e));
+    }
+    if let Ok(dir) = std::fs::File::open(dir_of(target)) {
+        let _ = dir.sync_all();
     }
     Ok(())
+}
+
+/// Writes a file atomically: a temporary file beside the file it replaces,
+/// synced, then renamed over it. A symbolic link is written through (the
+/// file it points to is replaced, the link stays) and the file keeps its
+/// permissions.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let target = write_target(path)?;
+    let tmp = write_temp(&target, bytes, &mut |f| Box::new(f))?;
+    replace_with(&tmp, &target)
 }
 
 /// FNV-1a 64-bit hash: a stable content fingerprint (not cryptographic).
@@ -74,6 +132,40 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left behind");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_goes_through_links_and_keeps_the_mode() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let real_dir = dir.path().join("real");
+        std::fs::create_dir(&real_dir).unwrap();
+        let real = real_dir.join("draft.tex");
+        std::fs::write(&real, "old").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        // A relative link to a relative link.
+        symlink("real/draft.tex", dir.path().join("middle.tex")).unwrap();
+        let link = dir.path().join("draft.tex");
+        symlink("middle.tex", &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+        assert_eq!(std::fs::read(&real).unwrap(), b"new", "the file it points to is written");
+        assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+        assert_eq!(std::fs::read_dir(&real_dir).unwrap().count(), 1, "no temporary file left behind");
+
+        // A link to a file that does not exist yet creates that file.
+        let dangling = dir.path().join("new.bib");
+        symlink("real/new.bib", &dangling).unwrap();
+        write_atomic(&dangling, b"x").unwrap();
+        assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(real_dir.join("new.bib")).unwrap(), b"x");
+
+        // A loop is an error, not a hang.
+        symlink("loop-b", dir.path().join("loop-a")).unwrap();
+        symlink("loop-a", dir.path().join("loop-b")).unwrap();
+        let err = write_atomic(&dir.path().join("loop-a"), b"x").unwrap_err();
+        assert!(err.to_string().contains("symbolic links"), "{err}");
     }
 
     #[test]

@@ -138,3 +138,120 @@ fn a_concurrent_edit_is_kept() {
     assert!(text.contains("@inproceedings{b2000a,"), "the new entry's key avoids the concurrent one:\n{text}");
     assert_eq!(r.keys(), ["b2000a"]);
 }
+
+/// A `--bib` that is a symbolic link: the file it points to gets the new
+/// entries (and keeps its permissions); the link stays a link.
+#[cfg(unix)]
+#[test]
+fn a_linked_bibliography_is_written_through_the_link() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let real = shared.join("all.bib");
+    std::fs::write(&real, "@misc{old, title={Old}}\n").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.path().join("references.bib");
+    symlink("shared/all.bib", &link).unwrap();
+    let r = export(&link, &[paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear).unwrap();
+    assert_eq!(r.keys(), ["b2000"]);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(text.starts_with("@misc{old, title={Old}}\n") && text.contains("@inproceedings{b2000,"), "{text}");
+    assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+    assert_eq!(std::fs::read_to_string(backup_path(&real)).unwrap(), "@misc{old, title={Old}}\n", "the backup is beside the real file");
+    assert_eq!(files_in(&shared), ["all.bib", "all.bib.bak"]);
+    assert_eq!(files_in(dir.path()), ["references.bib", "shared"]);
+}
+
+/// A Latin-1 file: its bytes are kept as they are, new entries are written
+/// in its encoding (and letters it has no byte for as LaTeX accents).
+#[test]
+fn a_latin1_file_keeps_its_bytes_and_encoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    let original: &[u8] = b"@misc{mueller, author={M\xfcller, J\xf6rg}, title={\xdcber \x93Zitate\x94}}\n";
+    std::fs::write(&bib, original).unwrap();
+    let mut p = paper("k", "Ren\u{e9} Kov\u{e1}cs", 2001, "Caf\u{e9} \u{10c}api\u{107}", "");
+    p.authors.push("Paul Erd\u{151}s".into());
+    p.venue = "Proc. \u{141}\u{f3}d\u{17a}".into();
+    export(&bib, &[p], KeyStyle::AuthorYear).unwrap();
+    let bytes = std::fs::read(&bib).unwrap();
+    assert!(bytes.starts_with(original), "the user's bytes are unchanged: {:?}", String::from_utf8_lossy(&bytes));
+    let added = &bytes[original.len()..];
+    assert!(std::str::from_utf8(added).is_err(), "the new entry is Latin-1 too");
+    let added: String = added.iter().map(|&b| b as char).collect();
+    assert!(added.contains("Caf\u{e9} {\\v{C}}api{\\'{c}}"), "{added}");
+    assert!(added.contains("author = {Ren\u{e9} Kov\u{e1}cs and Paul Erd{\\H{o}}s}"), "{added}");
+    assert!(added.contains("{\\L}\u{f3}d{\\'{z}}"), "{added}");
+    // Read back, the file holds both entries.
+    let keys: Vec<String> = citewise::export::bibfile::entries_of(&bib).unwrap().into_iter().map(|e| e.0).collect();
+    assert_eq!(keys, ["mueller", "kovacs2001"]);
+}
+
+/// A character a Latin-1 file cannot hold, even as a LaTeX accent: nothing
+/// is written and the message says why.
+#[test]
+fn a_latin1_file_refuses_what_it_cannot_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    let original: &[u8] = b"@misc{mueller, author={M\xfcller}, title={Old}}\n";
+    std::fs::write(&bib, original).unwrap();
+    let err = export(&bib, &[paper("k", "Li Wei", 2001, "\u{4e2d}\u{6587} Retrieval", "")], KeyStyle::AuthorYear).unwrap_err();
+    assert!(err.to_string().contains("not UTF-8") && err.to_string().contains("nothing was written"), "{err}");
+    assert_eq!(std::fs::read(&bib).unwrap(), original);
+    assert_eq!(files_in(dir.path()), ["refs.bib"]);
+}
+
+/// Windows line ends and a byte order mark: kept, and the new entries get
+/// the same line ends.
+#[test]
+fn crlf_and_bom_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    let original = "\u{feff}@misc{old,\r\n  title={Old}\r\n}\r\n";
+    std::fs::write(&bib, original).unwrap();
+    export(&bib, &[paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear).unwrap();
+    let text = std::fs::read_to_string(&bib).unwrap();
+    assert!(text.starts_with(original), "{text:?}");
+    let added = &text[original.len()..];
+    assert!(added.starts_with("\r\n@inproceedings{b2000,\r\n  title = {{New}},\r\n"), "{added:?}");
+    assert!(added.ends_with("}\r\n"), "{added:?}");
+    assert!(!added.replace("\r\n", "").contains('\n'), "every line end is CRLF: {added:?}");
+}
+
+/// The editor's exports run on a thread of their own: asking returns at
+/// once, before anything is written; the result arrives later.
+#[test]
+fn exports_run_off_the_ui_thread() {
+    use citewise::tui::exporter::{ExportEvent, Exporter};
+    use std::sync::{mpsc, Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    std::fs::write(&bib, "@misc{old, title={Old}}\n").unwrap();
+    // An export that waits for the test to let it go (a slow, large file).
+    let (go, wait) = mpsc::channel::<()>();
+    let wait = Arc::new(Mutex::new(wait));
+    let exporter = Exporter::spawn_with(Box::new(move |file: &Path, papers: &[citewise::corpus::Paper], style| {
+        let _ = wait.lock().unwrap().recv_timeout(Duration::from_secs(5));
+        export(file, papers, style)
+    }));
+    let t = Instant::now();
+    exporter.export(bib.clone(), vec![paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear, true);
+    assert!(t.elapsed() < Duration::from_millis(500), "asking took {:?}", t.elapsed());
+    assert!(exporter.try_recv().is_none());
+    assert_eq!(std::fs::read_to_string(&bib).unwrap(), "@misc{old, title={Old}}\n", "nothing written yet");
+    go.send(()).unwrap();
+    let Some(ExportEvent::Exported { result: Ok(report), cite: true, entries: Some(entries) }) =
+        exporter.recv_timeout(Duration::from_secs(10))
+    else {
+        panic!("no export result")
+    };
+    assert_eq!(report.keys(), ["b2000"]);
+    assert_eq!(entries.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["old", "b2000"]);
+    assert!(std::fs::read_to_string(&bib).unwrap().contains("@inproceedings{b2000,"));
+    // Keys for the clipboard come the same way.
+    exporter.keys(bib.clone(), vec![paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear);
+    assert!(matches!(exporter.recv_timeout(Duration::from_secs(10)), Some(ExportEvent::Keys(Ok(k))) if k == ["b2000"]));
+}

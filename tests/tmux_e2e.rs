@@ -165,3 +165,29 @@ fn kill_9_loses_at_most_the_autosave_interval() {
     s.keys(&["C-q"]);
     assert_eq!(std::fs::read_to_string(&draft).unwrap(), "# Notes\nText typed before the crash.\n");
 }
+
+/// A draft with Windows line ends behind a symbolic link: saving writes the
+/// file the link points to, with its line ends, and the link stays.
+#[cfg(unix)]
+#[test]
+fn a_linked_crlf_draft_is_saved_through_the_link_with_crlf() {
+    if !tmux_available() {
+        common::skip_unless_ci("the end-to-end test", "tmux is not installed");
+        return;
+    }
+    let dir = setup();
+    let real_dir = dir.path().join("project");
+    std::fs::create_dir(&real_dir).unwrap();
+    let real = real_dir.join("paper.tex");
+    std::fs::write(&real, "\\section{Intro}\r\nFirst line.\r\n").unwrap();
+    let link = dir.path().join("draft.tex");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let s = Session::start(dir.path(), "crlf", &[link.to_str().unwrap()]);
+    s.wait_for("draft.tex", 10);
+    s.type_text("Second line.");
+    s.keys(&["C-s"]);
+    s.wait_for("saved", 10);
+    s.keys(&["C-q"]);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    assert_eq!(std::fs::read(&real).unwrap(), b"\\section{Intro}\r\nFirst line.\r\nSecond line.\r\n");
+}

@@ -138,3 +138,90 @@ fn open_the_citing_document_from_the_evidence_pane() {
     assert!(a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE)).is_empty());
     assert!(a.status().contains("did not come from a file"), "{}", a.status());
 }
+
+fn paper(title: &str) -> citewise::corpus::Paper {
+    citewise::corpus::Paper {
+        id: "p1".into(),
+        key: "k".into(),
+        authors: vec!["Ann Author".into()],
+        year: Some(2020),
+        title: title.into(),
+        venue: "Venue".into(),
+        ..Default::default()
+    }
+}
+
+/// Results of one complete request, with fixed stage timings (no models needed).
+fn app_with(candidates: Vec<citewise::pipeline::Candidate>) -> App {
+    let mut a = app(DRAFT);
+    a.cursor_to_end();
+    let ms = std::time::Duration::from_millis;
+    let r = Recommendations {
+        stage: "rerank".into(),
+        complete: true,
+        candidates,
+        timings: vec![("bm25".into(), ms(12)), ("evidence".into(), ms(48)), ("dense".into(), ms(31)), ("rerank".into(), ms(230))],
+        ..Default::default()
+    };
+    a.on_requested(1);
+    a.on_results(1, r, Vec::new());
+    a
+}
+
+/// At 80 columns a failed save's message is shown in full; the stage
+/// timings give way to it.
+#[test]
+fn narrow_80x24_failed_save() {
+    let c = citewise::pipeline::Candidate { paper: Some(paper("Query Auto-Completion")), ..citewise::pipeline::Candidate::new("p1") };
+    let mut a = app_with(vec![c]);
+    let message = "not saved: /home/ann/paper/draft.tex: Permission denied (os error 13)";
+    a.set_status(message);
+    let screen = render(&a, 80, 24);
+    let status_line = screen.lines().nth(23).unwrap();
+    assert!(status_line.contains(message), "{status_line}");
+    // With no message, the timings are shown.
+    a.set_status("");
+    assert!(render(&a, 80, 24).lines().nth(23).unwrap().contains("bm25 12 ms"));
+    insta::assert_snapshot!(screen);
+}
+
+/// Bidirectional overrides, zero-width and control characters in a title
+/// or an evidence sentence do not reach the screen, and the panes' right
+/// borders stay where they are.
+#[test]
+fn invisible_characters_do_not_break_the_borders() {
+    let title = "Evil\u{202e}txt.exe \u{200b}Zero\u{200d}Width\u{feff} and\ta\u{2067}tab\u{1b}[31m";
+    let mut c = citewise::pipeline::Candidate { paper: Some(paper(title)), ..citewise::pipeline::Candidate::new("p1") };
+    c.evidence.push(citewise::pipeline::channel::EvidenceSnippet {
+        text: "as shown\u{202e} by\u{200b} them\t(see\u{2066} [3])".into(),
+        support: 2,
+        citing_title: "A\u{202d}nother\u{200f} Paper\r\nTwo".into(),
+        citing_year: Some(2021),
+        sentence: "as shown\u{202e} by\u{200b} them".into(),
+        citing_file: None,
+        citing_page: None,
+    });
+    let a = app_with(vec![c]);
+    for (w, h) in [(120, 30), (80, 24)] {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| screen::draw(f, &a)).unwrap();
+        let buf = t.backend().buffer().clone();
+        let bad = |s: &str| {
+            s.chars().any(|ch| {
+                ch.is_control() || matches!(ch, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+            })
+        };
+        for y in 0..h {
+            for x in 0..w {
+                assert!(!bad(buf[(x, y)].symbol()), "cell ({x}, {y}) holds {:?}", buf[(x, y)].symbol());
+            }
+        }
+        // Every row of the panes ends with a border in the last column.
+        for y in 0..h - 1 {
+            assert!(matches!(buf[(w - 1, y)].symbol(), "│" | "┐" | "┘"), "row {y}: {:?}", buf[(w - 1, y)].symbol());
+        }
+        let screen = t.backend().to_string();
+        assert!(screen.contains("Eviltxt.exe ZeroWidth and atab[31m"), "{screen}");
+        assert!(screen.contains("Another Paper Two"), "{screen}");
+    }
+}

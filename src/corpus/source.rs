@@ -196,7 +196,7 @@ fn utf16_with_bom(bytes: &[u8]) -> Option<String> {
     Some(char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect())
 }
 
-fn latin1_char(b: u8) -> char {
+pub(crate) fn latin1_char(b: u8) -> char {
     // Windows-1252 differs from Latin-1 in 0x80..0x9F; map the printable ones.
     const CP1252: [char; 32] = [
         '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž', '\u{8F}', '\u{90}', '‘', '’', '“', '”', '•',

@@ -11,6 +11,9 @@ use crate::corpus::source::decode_text;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::evidence::link::normalize_title;
+use crate::util::{replace_with, write_target, write_temp};
+
+use super::encoding::Layout;
 
 /// What happened to one paper of an export.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,43 +153,52 @@ pub fn export(file: &Path, papers: &[Paper], style: KeyStyle) -> Result<ExportRe
 /// inject failures through it). The file is re-read right before writing so
 /// edits made meanwhile by other programs are kept; if it changes while the
 /// new content is written, the export starts over (up to three times).
+///
+/// The new entries are appended to the file's bytes as they are: entries
+/// already there are never rewritten. They take the file's line ends (LF or
+/// CRLF) and its encoding: UTF-8, or for a file that is not UTF-8,
+/// Windows-1252 (Latin-1), with letters it has no byte for written as LaTeX
+/// accents (`{\v{c}}`). A symbolic link is written through: the file it
+/// points to is replaced (atomically, keeping its permissions) and backed
+/// up beside itself.
 pub fn export_with(
     file: &Path,
     papers: &[Paper],
     style: KeyStyle,
     wrap: &mut dyn FnMut(std::fs::File) -> Box<dyn Write>,
 ) -> Result<ExportReport> {
+    let target = write_target(file)?;
     for _ in 0..3 {
-        let before = read_state(file)?;
+        let before = read_state(&target)?;
         if let Some(meta) = &before.meta {
             if meta.permissions().readonly() {
                 return Err(Error::Input(format!("{} is read-only; nothing was written", file.display())));
             }
         }
-        let (content, entries) = plan(&before.text, papers, style);
+        let (added, entries) = plan(&before.text, papers, style);
         if entries.iter().all(|e| matches!(e, Exported::Present(_))) {
             return Ok(ExportReport { file: file.to_path_buf(), entries, backup: None });
         }
-        let tmp = write_temp(file, content.as_bytes(), wrap)?;
+        let layout = Layout::of(&before.bytes);
+        let mut content = before.bytes.clone();
+        content.extend(layout.encode(&added).map_err(|e| Error::Input(format!("{}: {e}; nothing was written", file.display())))?);
+        let tmp = write_temp(&target, &content, wrap)?;
         // Someone else wrote the file meanwhile: plan again from their version.
-        if read_state(file)?.text != before.text {
+        if read_state(&target)?.bytes != before.bytes {
             let _ = std::fs::remove_file(&tmp);
             continue;
         }
         let backup = if before.meta.is_some() {
-            let b = backup_path(file);
-            std::fs::copy(file, &b).map_err(|e| {
+            let b = backup_path(&target);
+            if let Err(e) = crate::util::write_atomic(&b, &before.bytes) {
                 let _ = std::fs::remove_file(&tmp);
-                Error::io(&b, e)
-            })?;
+                return Err(e);
+            }
             Some(b)
         } else {
             None
         };
-        std::fs::rename(&tmp, file).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::io(file, e)
-        })?;
+        replace_with(&tmp, &target)?;
         return Ok(ExportReport { file: file.to_path_buf(), entries, backup });
     }
     Err(Error::Input(format!("{} kept changing while exporting; nothing was written", file.display())))
@@ -212,22 +224,28 @@ pub fn entries_of(file: &Path) -> Result<Vec<(String, String, String)>> {
 }
 
 struct FileState {
+    bytes: Vec<u8>,
     text: String,
     meta: Option<std::fs::Metadata>,
 }
 
 fn read_state(file: &Path) -> Result<FileState> {
     match std::fs::read(file) {
-        Ok(bytes) => Ok(FileState { text: decode_text(&bytes).text, meta: Some(std::fs::metadata(file).map_err(|e| Error::io(file, e))?) }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileState { text: String::new(), meta: None }),
+        Ok(bytes) => {
+            Ok(FileState { text: decode_text(&bytes).text, meta: Some(std::fs::metadata(file).map_err(|e| Error::io(file, e))?), bytes })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileState { bytes: Vec::new(), text: String::new(), meta: None }),
         Err(e) => Err(Error::io(file, e)),
     }
 }
 
-/// The new file content and what happens to each paper.
+/// The text to append to `current` (with `\n` line ends) and what happens
+/// to each paper.
 fn plan(current: &str, papers: &[Paper], style: KeyStyle) -> (String, Vec<Exported>) {
     let mut ex = existing(current);
-    let mut content = current.to_string();
+    let mut added = String::new();
+    // Line ends at the end of the text so far (a `\r` before one counts for nothing).
+    let mut newlines = if current.is_empty() { 2 } else { current[current.trim_end_matches(['\n', '\r']).len()..].matches('\n').count() };
     let mut entries = Vec::new();
     for p in papers {
         let title = normalize_title(&p.title);
@@ -243,11 +261,13 @@ fn plan(current: &str, papers: &[Paper], style: KeyStyle) -> (String, Vec<Export
             continue;
         }
         let key = unique_key(&base, |k| ex.keys.iter().any(|e| e == k));
-        if !content.is_empty() && !content.ends_with("\n\n") {
-            content.push_str(if content.ends_with('\n') { "\n" } else { "\n\n" });
+        // A blank line before each entry.
+        for _ in newlines.min(2)..2 {
+            added.push('\n');
         }
-        content.push_str(&entry_text(p, &key));
-        content.push('\n');
+        added.push_str(&entry_text(p, &key).replace("\r\n", "\n"));
+        added.push('\n');
+        newlines = 1;
         ex.keys.push(key.clone());
         if !p.doi.is_empty() {
             ex.dois.push((p.doi.clone(), key.clone()));
@@ -255,26 +275,5 @@ fn plan(current: &str, papers: &[Paper], style: KeyStyle) -> (String, Vec<Export
         ex.titles.push((title, key.clone()));
         entries.push(Exported::Added(key));
     }
-    (content, entries)
-}
-
-fn write_temp(file: &Path, bytes: &[u8], wrap: &mut dyn FnMut(std::fs::File) -> Box<dyn Write>) -> Result<PathBuf> {
-    let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.citewise-{}.tmp", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let f = std::fs::File::create(&tmp)?;
-        let mut w = wrap(f.try_clone()?);
-        w.write_all(bytes)?;
-        w.flush()?;
-        drop(w);
-        f.sync_all()
-    })();
-    match result {
-        Ok(()) => Ok(tmp),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(Error::io(file, e))
-        }
-    }
+    (added, entries)
 }

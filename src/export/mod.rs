@@ -3,6 +3,7 @@
 
 pub mod bibfile;
 pub mod cite;
+pub mod encoding;
 pub mod keys;
 
 pub use bibfile::{export, ExportReport, Exported};

@@ -96,6 +96,8 @@ pub struct App {
     pending: Option<u64>,
     status: String,
     dirty: bool,
+    /// Counts changes of the text and of `dirty`.
+    revision: u64,
     quit_armed: bool,
     spinner: usize,
     settings: AppSettings,
@@ -182,6 +184,7 @@ impl App {
             pending: None,
             status: String::new(),
             dirty: false,
+            revision: 0,
             quit_armed: false,
             spinner: 0,
             settings: s,
@@ -202,6 +205,7 @@ impl App {
     /// The text changed (typing, a restored autosave, an inserted citation).
     fn edited(&mut self) {
         self.dirty = true;
+        self.revision += 1;
         self.global = global_context(&self.text());
     }
 
@@ -274,6 +278,11 @@ impl App {
         self.dirty
     }
 
+    /// A number that changes whenever the text or [`App::is_dirty`] does.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
     /// The frame of the busy spinner.
     pub fn spinner(&self) -> usize {
         self.spinner
@@ -315,6 +324,7 @@ impl App {
     /// The text was written to `path`.
     pub fn on_saved(&mut self, path: &Path) {
         self.dirty = false;
+        self.revision += 1;
         self.status = format!("saved {}", path.display());
     }
 
@@ -414,6 +424,13 @@ impl App {
             self.pending = None;
             self.status = message;
         }
+    }
+
+    /// An export of `papers` papers went to the export thread; its result
+    /// comes to [`App::on_exported`].
+    pub fn on_export_started(&mut self, papers: usize) {
+        let file = self.bib.file_name().map_or_else(|| self.bib.display().to_string(), |n| n.to_string_lossy().into_owned());
+        self.status = format!("exporting {papers} paper{} to {file}…", if papers == 1 { "" } else { "s" });
     }
 
     pub fn on_exported(&mut self, result: Result<ExportReport, String>, cite: bool) {

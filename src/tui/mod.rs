@@ -7,11 +7,15 @@
 pub mod app;
 pub mod autosave;
 pub mod config;
+pub mod crash;
 pub mod demo;
+pub mod draft_file;
+pub mod exporter;
 pub mod keymap;
 pub mod latency;
 pub mod opener;
 pub mod screen;
+pub mod text;
 pub mod theme;
 
 use std::collections::HashMap;
@@ -24,10 +28,12 @@ use crossterm::event::{self, Event, KeyEventKind};
 
 use self::app::{reranker_device, App, AppSettings, Effect};
 use self::config::Config;
+use self::crash::CrashSaver;
+use self::draft_file::DraftFormat;
+use self::exporter::{ExportEvent, Exporter};
 use self::theme::Theme;
 use crate::error::{Error, Result};
-use crate::export::bibfile::{entries_of, planned_keys};
-use crate::export::export;
+use crate::export::bibfile::entries_of;
 use crate::library::Library;
 use crate::pipeline::worker::{Worker, WorkerEvent};
 use crate::pipeline::{Models, Recommender};
@@ -51,6 +57,8 @@ pub struct Session {
     pub config: Config,
     pub autosave: PathBuf,
     pub models: Models,
+    /// How the draft file spells line ends (kept when it is saved).
+    pub format: DraftFormat,
 }
 
 /// Loads config, theme, keymap, library and draft.
@@ -62,9 +70,9 @@ pub fn prepare(opts: Options) -> Result<Session> {
     };
     let theme = Theme::load(&config.theme, Config::dir().map(|d| d.join("themes")).as_deref())?;
     let library = Arc::new(Library::open(&opts.library)?);
-    let text = match &opts.draft {
-        Some(p) if p.exists() => std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?,
-        _ => String::new(),
+    let (text, format) = match &opts.draft {
+        Some(p) => draft_file::load(p)?,
+        None => (String::new(), DraftFormat::default()),
     };
     let bib = opts.bib.clone().unwrap_or_else(|| {
         let dir = opts.draft.as_ref().and_then(|d| d.parent()).map(PathBuf::from).unwrap_or_default();
@@ -80,20 +88,25 @@ pub fn prepare(opts: Options) -> Result<Session> {
             app.offer_restore(saved.text, autosave::format_time(saved.saved_at));
         }
     }
-    Ok(Session { app, library, config, autosave, models: opts.models })
+    Ok(Session { app, library, config, autosave, models: opts.models, format })
 }
 
 /// Runs the editor until the user quits.
 pub fn run(session: Session) -> Result<()> {
-    let Session { mut app, library, config, autosave, models } = session;
+    let Session { mut app, library, config, autosave, models, format } = session;
     let recommender = Recommender::new(library.clone(), &models);
     if let Some(r) = recommender.reranker() {
         app.set_reranker_device(reranker_device(r.on_gpu, &r.backend));
     }
     let worker = Worker::spawn(recommender);
+    let exporter = Exporter::spawn();
     warm_evidence_vectors(&library, &models);
     let mut terminal = ratatui::init();
-    let result = event_loop(&mut terminal, &mut app, &worker, &library, &config, &autosave);
+    let saver = CrashSaver::new(autosave.clone(), app.draft().map(PathBuf::from));
+    crash::install_panic_hook(saver.clone(), ratatui::restore);
+    let mut rt =
+        Runtime { worker: &worker, exporter: &exporter, library: &library, terms: HashMap::new(), autosave: &autosave, format, saver };
+    let result = rt.event_loop(&mut terminal, &mut app, &config);
     ratatui::restore();
     result
 }
@@ -108,104 +121,88 @@ fn warm_evidence_vectors(library: &Arc<Library>, models: &Models) {
     });
 }
 
-fn event_loop(
-    terminal: &mut ratatui::DefaultTerminal,
-    app: &mut App,
-    worker: &Worker,
-    library: &Library,
-    config: &Config,
-    autosave_path: &std::path::Path,
-) -> Result<()> {
-    let mut terms: HashMap<u64, Vec<String>> = HashMap::new();
-    let mut last_autosave = Instant::now();
-    let mut autosaved_text = app.text();
-    let autosave_every = Duration::from_secs(config.autosave_seconds.max(1));
-    let mut last_spin = Instant::now();
-    loop {
-        terminal.draw(|f| screen::draw(f, app)).map_err(|e| Error::io("terminal", e))?;
-        // Input first: typing never waits for anything else.
-        if event::poll(Duration::from_millis(50)).map_err(|e| Error::io("terminal", e))? {
-            while event::poll(Duration::ZERO).map_err(|e| Error::io("terminal", e))? {
-                let Event::Key(key) = event::read().map_err(|e| Error::io("terminal", e))? else { continue };
-                if key.kind == KeyEventKind::Release {
-                    continue;
-                }
-                for effect in app.on_key(key) {
-                    if !perform(effect, app, worker, library, &mut terms, autosave_path)? {
-                        if !app.is_dirty() {
-                            autosave::remove(autosave_path);
+/// What the event loop works with besides the app.
+struct Runtime<'a> {
+    worker: &'a Worker,
+    exporter: &'a Exporter,
+    library: &'a Library,
+    /// Analyzed query terms of recent requests, by request id.
+    terms: HashMap<u64, Vec<String>>,
+    autosave: &'a std::path::Path,
+    /// How the draft file spells line ends.
+    format: DraftFormat,
+    /// The text a panic saves.
+    saver: CrashSaver,
+}
+
+impl Runtime<'_> {
+    fn event_loop(&mut self, terminal: &mut ratatui::DefaultTerminal, app: &mut App, config: &Config) -> Result<()> {
+        let mut last_autosave = Instant::now();
+        let mut autosaved_text = app.text();
+        let autosave_every = Duration::from_secs(config.autosave_seconds.max(1));
+        let mut last_spin = Instant::now();
+        let mut revision = app.revision();
+        loop {
+            terminal.draw(|f| screen::draw(f, app)).map_err(|e| Error::io("terminal", e))?;
+            // Input first: typing never waits for anything else.
+            if event::poll(Duration::from_millis(50)).map_err(|e| Error::io("terminal", e))? {
+                while event::poll(Duration::ZERO).map_err(|e| Error::io("terminal", e))? {
+                    let Event::Key(key) = event::read().map_err(|e| Error::io("terminal", e))? else { continue };
+                    if key.kind == KeyEventKind::Release {
+                        continue;
+                    }
+                    for effect in app.on_key(key) {
+                        if !self.perform(effect, app)? {
+                            if !app.is_dirty() {
+                                autosave::remove(self.autosave);
+                            }
+                            return Ok(());
                         }
-                        return Ok(());
                     }
                 }
             }
-        }
-        while let Some(ev) = worker.try_recv() {
-            match ev {
-                WorkerEvent::Stage { id, results } => {
-                    let t = terms.get(&id).cloned().unwrap_or_default();
-                    app.on_results(id, results, t);
+            while let Some(ev) = self.worker.try_recv() {
+                match ev {
+                    WorkerEvent::Stage { id, results } => {
+                        let t = self.terms.get(&id).cloned().unwrap_or_default();
+                        app.on_results(id, results, t);
+                    }
+                    WorkerEvent::Failed { id, message } => app.on_failed(id, message),
                 }
-                WorkerEvent::Failed { id, message } => app.on_failed(id, message),
             }
-        }
-        if last_spin.elapsed() >= Duration::from_millis(100) {
-            app.tick();
-            last_spin = Instant::now();
-        }
-        if last_autosave.elapsed() >= autosave_every {
-            last_autosave = Instant::now();
-            let text = app.text();
-            if app.is_dirty() && text != autosaved_text {
-                if let Err(e) = autosave::write(autosave_path, app.draft(), &text) {
-                    app.set_status(format!("autosave failed: {e}"));
+            while let Some(ev) = self.exporter.try_recv() {
+                self.on_export_event(ev, app);
+            }
+            if app.revision() != revision {
+                revision = app.revision();
+                self.saver.update(app.is_dirty().then(|| app.text()));
+            }
+            if last_spin.elapsed() >= Duration::from_millis(100) {
+                app.tick();
+                last_spin = Instant::now();
+            }
+            if last_autosave.elapsed() >= autosave_every {
+                last_autosave = Instant::now();
+                let text = app.text();
+                if app.is_dirty() && text != autosaved_text {
+                    if let Err(e) = autosave::write(self.autosave, app.draft(), &text) {
+                        app.set_status(format!("autosave failed: {e}"));
+                    }
+                    autosaved_text = text;
                 }
-                autosaved_text = text;
             }
         }
     }
-}
 
-/// Carries out an effect; false means quit.
-fn perform(
-    effect: Effect,
-    app: &mut App,
-    worker: &Worker,
-    library: &Library,
-    terms: &mut HashMap<u64, Vec<String>>,
-    autosave_path: &std::path::Path,
-) -> Result<bool> {
-    match effect {
-        Effect::Request(q) => {
-            let t = library.papers().query_terms(&q.local_text());
-            let id = worker.request(q);
-            terms.retain(|k, _| *k + 4 > id);
-            terms.insert(id, t);
-            app.on_requested(id);
-        }
-        Effect::Save => match app.draft().map(PathBuf::from) {
-            Some(path) => match crate::util::write_atomic(&path, with_final_newline(app.text()).as_bytes()) {
-                Ok(()) => {
-                    app.on_saved(&path);
-                    autosave::remove(autosave_path);
+    fn on_export_event(&mut self, ev: ExportEvent, app: &mut App) {
+        match ev {
+            ExportEvent::Exported { result, cite, entries } => {
+                app.on_exported(result, cite);
+                if let Some(entries) = entries {
+                    app.set_bib_entries(entries);
                 }
-                Err(e) => app.set_status(format!("not saved: {e}")),
-            },
-            None => app.set_status("this draft has no file name: start citewise with a FILE to save"),
-        },
-        Effect::Export(papers) | Effect::ExportAndCite(papers) if papers.is_empty() => {}
-        Effect::Export(papers) => {
-            let r = export(app.bib(), &papers, app.settings().key_style).map_err(|e| e.to_string());
-            app.on_exported(r, false);
-            app.set_bib_entries(entries_of(app.bib()).unwrap_or_default());
-        }
-        Effect::ExportAndCite(papers) => {
-            let r = export(app.bib(), &papers, app.settings().key_style).map_err(|e| e.to_string());
-            app.on_exported(r, true);
-            app.set_bib_entries(entries_of(app.bib()).unwrap_or_default());
-        }
-        Effect::CopyKeys(papers) => match planned_keys(app.bib(), &papers, app.settings().key_style) {
-            Ok(keys) => {
+            }
+            ExportEvent::Keys(Ok(keys)) => {
                 let text = keys.join(",");
                 // OSC 52: the terminal puts the text on the clipboard where it supports it.
                 let mut out = std::io::stdout();
@@ -213,33 +210,59 @@ fn perform(
                 let _ = out.flush();
                 app.set_status(format!("copied {text}"));
             }
-            Err(e) => app.set_status(e.to_string()),
-        },
-        Effect::Open(link) => {
-            app.set_status(opener::spawn(&[opener::system_opener().to_string(), link.clone()], &link));
+            ExportEvent::Keys(Err(e)) => app.set_status(e),
         }
-        Effect::OpenFile { path, page } => {
-            let shown = match page {
-                Some(p) => format!("{path} (p. {p})"),
-                None => path.clone(),
-            };
-            let message = if std::path::Path::new(&path).exists() {
-                opener::spawn(&opener::viewer_command(app.settings().pdf_viewer.as_deref(), &path, page), &shown)
-            } else {
-                format!("{path} is no longer there")
-            };
-            app.set_status(message);
-        }
-        Effect::Quit => return Ok(false),
     }
-    Ok(true)
-}
 
-fn with_final_newline(mut text: String) -> String {
-    if !text.ends_with('\n') {
-        text.push('\n');
+    /// Carries out an effect; false means quit.
+    fn perform(&mut self, effect: Effect, app: &mut App) -> Result<bool> {
+        match effect {
+            Effect::Request(q) => {
+                let t = self.library.papers().query_terms(&q.local_text());
+                let id = self.worker.request(q);
+                self.terms.retain(|k, _| *k + 4 > id);
+                self.terms.insert(id, t);
+                app.on_requested(id);
+            }
+            Effect::Save => match app.draft().map(PathBuf::from) {
+                Some(path) => match draft_file::save(&path, &app.text(), &self.format) {
+                    Ok(()) => {
+                        app.on_saved(&path);
+                        autosave::remove(self.autosave);
+                    }
+                    Err(e) => app.set_status(format!("not saved: {e}")),
+                },
+                None => app.set_status("this draft has no file name: start citewise with a FILE to save"),
+            },
+            Effect::Export(papers) | Effect::ExportAndCite(papers) if papers.is_empty() => {}
+            Effect::Export(papers) => {
+                app.on_export_started(papers.len());
+                self.exporter.export(app.bib().to_path_buf(), papers, app.settings().key_style, false);
+            }
+            Effect::ExportAndCite(papers) => {
+                app.on_export_started(papers.len());
+                self.exporter.export(app.bib().to_path_buf(), papers, app.settings().key_style, true);
+            }
+            Effect::CopyKeys(papers) => self.exporter.keys(app.bib().to_path_buf(), papers, app.settings().key_style),
+            Effect::Open(link) => {
+                app.set_status(opener::spawn(&[opener::system_opener().to_string(), link.clone()], &link));
+            }
+            Effect::OpenFile { path, page } => {
+                let shown = match page {
+                    Some(p) => format!("{path} (p. {p})"),
+                    None => path.clone(),
+                };
+                let message = if std::path::Path::new(&path).exists() {
+                    opener::spawn(&opener::viewer_command(app.settings().pdf_viewer.as_deref(), &path, page), &shown)
+                } else {
+                    format!("{path} is no longer there")
+                };
+                app.set_status(message);
+            }
+            Effect::Quit => return Ok(false),
+        }
+        Ok(true)
     }
-    text
 }
 
 fn base64(bytes: &[u8]) -> String {

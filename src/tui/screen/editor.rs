@@ -6,6 +6,7 @@ use ratatui::Frame;
 
 use super::border;
 use crate::tui::app::{App, Focus};
+use crate::tui::text::display_safe;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let name = app.draft().and_then(|p| p.file_name()).map_or("(new draft)".to_string(), |n| n.to_string_lossy().into_owned());
@@ -14,13 +15,15 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let (title, abstract_text) = app.global_context();
+    let (title, abstract_text) = (display_safe(title), display_safe(abstract_text));
     let muted = Style::new().fg(app.settings().theme.muted);
     let mut lines = Vec::new();
     if !title.is_empty() {
-        lines.push(Line::from(vec![Span::styled("Title: ", muted), Span::styled(title, Style::new().add_modifier(Modifier::BOLD))]));
+        lines
+            .push(Line::from(vec![Span::styled("Title: ", muted), Span::styled(title.clone(), Style::new().add_modifier(Modifier::BOLD))]));
     }
     if !abstract_text.is_empty() {
-        lines.push(Line::from(vec![Span::styled("Abstract: ", muted), Span::styled(abstract_text, muted)]));
+        lines.push(Line::from(vec![Span::styled("Abstract: ", muted), Span::styled(abstract_text.clone(), muted)]));
     }
     let [header, body] = Layout::vertical([Constraint::Length(lines.len() as u16), Constraint::Min(1)]).areas(inner);
     if !lines.is_empty() {

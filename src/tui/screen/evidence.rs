@@ -9,13 +9,15 @@ use tantivy::tokenizer::TextAnalyzer;
 
 use super::border;
 use crate::tui::app::{App, Focus};
+use crate::tui::text::display_safe;
 
 thread_local! {
     static ANALYZER: RefCell<TextAnalyzer> = RefCell::new(crate::index::analyzer::english());
 }
 
 /// Splits text into spans, highlighting words whose analyzed form is a query term.
-fn highlighted<'a>(text: &'a str, terms: &[String], base: Style, hl: Style) -> Vec<Span<'a>> {
+fn highlighted(text: &str, terms: &[String], base: Style, hl: Style) -> Vec<Span<'static>> {
+    let text = display_safe(text);
     let mut out = Vec::new();
     ANALYZER.with(|a| {
         let mut a = a.borrow_mut();
@@ -24,7 +26,7 @@ fn highlighted<'a>(text: &'a str, terms: &[String], base: Style, hl: Style) -> V
                 out.push(Span::styled(" ", base));
             }
             let hit = crate::index::analyzer::terms(&mut a, word).iter().any(|t| terms.contains(t));
-            out.push(Span::styled(word, if hit { hl } else { base }));
+            out.push(Span::styled(word.to_string(), if hit { hl } else { base }));
         }
     });
     out
@@ -63,9 +65,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         spans.extend(highlighted(&e.text, terms, base, base.fg(t.highlight).add_modifier(Modifier::BOLD)));
         lines.push(Line::from(spans));
         let year = e.citing_year.map_or("n.d.".to_string(), |y| y.to_string());
-        lines.push(Line::styled(format!("  — {} ({year}) · support {}", e.citing_title, e.support), Style::new().fg(t.muted)));
+        lines.push(Line::styled(
+            format!("  — {} ({year}) · support {}", display_safe(&e.citing_title), e.support),
+            Style::new().fg(t.muted),
+        ));
         if selected && e.sentence != e.text {
-            lines.push(Line::styled(format!("  “{}”", e.sentence), Style::new().fg(t.muted).add_modifier(Modifier::ITALIC)));
+            lines.push(Line::styled(format!("  “{}”", display_safe(&e.sentence)), Style::new().fg(t.muted).add_modifier(Modifier::ITALIC)));
         }
     }
     let scroll = (app.evidence_selected() as u16).saturating_mul(2).saturating_sub(area.height.saturating_sub(4));

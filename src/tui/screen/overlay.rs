@@ -44,7 +44,7 @@ pub fn message(frame: &mut Frame, area: Rect, app: &App, title: &str, lines: &[S
     let width = lines.iter().map(|l| l.chars().count()).max().unwrap_or(20).max(title.len() + 4) as u16 + 4;
     let r = centered(area, width, lines.len() as u16 + 2);
     frame.render_widget(Clear, r);
-    let text: Vec<Line> = lines.iter().map(|l| Line::raw(l.clone())).collect();
+    let text: Vec<Line> = lines.iter().map(|l| Line::raw(crate::tui::text::display_safe(l).into_owned())).collect();
     frame.render_widget(
         Paragraph::new(text)
             .wrap(Wrap { trim: false })

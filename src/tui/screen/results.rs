@@ -7,6 +7,7 @@ use ratatui::Frame;
 use super::border;
 use crate::pipeline::rerank::{CITATION_BADGE, CITED_FOR_BADGE, RERANK_BADGE};
 use crate::tui::app::{App, Focus};
+use crate::tui::text::display_safe;
 
 const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
 
@@ -45,9 +46,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
             let (title, byline) = match &c.paper {
                 Some(p) => {
                     let year = p.year.map_or("n.d.".to_string(), |y| y.to_string());
-                    (p.title.clone(), format!("{} · {year} · {}", p.short_authors(), p.venue))
+                    (
+                        display_safe(&p.title).into_owned(),
+                        display_safe(&format!("{} · {year} · {}", p.short_authors(), p.venue)).into_owned(),
+                    )
                 }
-                None => (c.id.clone(), String::new()),
+                None => (display_safe(&c.id).into_owned(), String::new()),
             };
             // Which stage ranked the paper where (see `badge`).
             let signals = [(RERANK_BADGE, c.rerank), (CITATION_BADGE, c.citation), (CITED_FOR_BADGE, c.cited_for)];
