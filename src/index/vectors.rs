@@ -34,37 +34,47 @@ pub struct StoreState {
     pub dim: usize,
 }
 
-/// The repair of a damaged store.
-const REPAIR: &str = "run `citewise embed` to compute them again";
+/// What is wrong with a damaged store: the file, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+impl From<Damage> for Error {
+    fn from(d: Damage) -> Error {
+        Error::corrupt(d.path, format!("these vectors are damaged: {}; run `citewise embed` to compute them again", d.why))
+    }
+}
 
 /// The manifest in `dir` (none: no store there); one that does not read,
 /// or whose lists disagree, is damage.
-fn read_manifest(dir: &Path) -> Result<Option<Manifest>> {
+fn read_manifest(dir: &Path) -> Result<Option<Manifest>, Damage> {
     let path = dir.join(MANIFEST);
+    let damage = |why: String| Damage { path: path.clone(), why };
     let text = match std::fs::read(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
+        Err(e) => return Err(damage(format!("it cannot be read ({e})"))),
     };
-    let damaged = |why: String| Error::corrupt(&path, format!("the manifest of these vectors is damaged ({why}); {REPAIR}"));
-    let m: Manifest = serde_json::from_slice(&text).map_err(|e| damaged(format!("it does not read: {e}")))?;
+    let m: Manifest = serde_json::from_slice(&text).map_err(|e| damage(format!("the manifest does not read ({e})")))?;
     if m.ids.len() != m.hashes.len() {
-        return Err(damaged(format!("it lists {} rows but {} text hashes", m.ids.len(), m.hashes.len())));
+        return Err(damage(format!("the manifest lists {} rows but {} text hashes", m.ids.len(), m.hashes.len())));
     }
     Ok(Some(m))
 }
 
 /// Data of `have` bytes for manifest `m`: shorter than the rows it lists
 /// is damage; longer is rows appended after the last commit.
-fn check_length(path: &Path, m: &Manifest, have: u64) -> Result<()> {
+fn check_length(path: &Path, m: &Manifest, have: u64) -> Result<(), Damage> {
     let want = (m.ids.len() * m.dim * 4) as u64;
     if have < want {
         let why = format!(
-            "these vectors are damaged: the file holds {have} bytes but its manifest ({MANIFEST}) lists {} rows of {} floats ({want} bytes); {REPAIR}",
+            "the file holds {have} bytes but its manifest ({MANIFEST}) lists {} rows of {} floats ({want} bytes)",
             m.ids.len(),
             m.dim
         );
-        return Err(Error::corrupt(path, why));
+        return Err(Damage { path: path.to_path_buf(), why });
     }
     Ok(())
 }
@@ -133,13 +143,13 @@ impl VectorStore {
     /// Checks the store at `dir` without changing it: its manifest reads
     /// and its data holds every row the manifest lists (more is an
     /// interrupted append, which the next open drops). `Ok(None)`: no store.
-    pub fn inspect(dir: &Path) -> Result<Option<StoreState>> {
+    pub fn inspect(dir: &Path) -> Result<Option<StoreState>, Damage> {
         let Some(m) = read_manifest(dir)? else { return Ok(None) };
         let path = dir.join(DATA);
         let have = match std::fs::metadata(&path) {
             Ok(meta) => meta.len(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(Error::io(&path, e)),
+            Err(e) => return Err(Damage { path, why: format!("it cannot be read ({e})") }),
         };
         check_length(&path, &m, have)?;
         Ok(Some(StoreState { rows: m.ids.len(), live: m.ids.iter().filter(|id| !id.is_empty()).count(), dim: m.dim }))

@@ -75,7 +75,7 @@ pub fn inspect(dir: &Path) -> Report {
             Err(e) => {
                 report.stores.push((name, None));
                 report.problems.push(Problem {
-                    what: format!("the vectors of the {name} at {} are damaged: {e}", dir.join(sub).display()),
+                    what: format!("the vectors of the {name} are damaged: {}: {}", e.path.display(), e.why),
                     repair: "run `citewise embed`, which empties them and computes them again".into(),
                 });
             }
