@@ -388,4 +388,24 @@ mod tests {
         // Another encoder's vectors are not reused.
         assert!(VectorStore::open(dir.path(), 2, "enc-b").unwrap().is_empty());
     }
+
+    #[test]
+    fn a_damaged_store_is_an_error_until_the_embedding_commands_reset_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = VectorStore::open(dir.path(), 2, "enc-a").unwrap();
+        s.append(&[("a".into(), 1), ("b".into(), 2)], &[1.0, 0.0, 0.0, 1.0]).unwrap();
+        drop(s);
+        std::fs::OpenOptions::new().write(true).open(dir.path().join(DATA)).unwrap().set_len(12).unwrap();
+        let err = VectorStore::open(dir.path(), 2, "enc-a").err().expect("shorter than the manifest");
+        assert!(err.to_string().ends_with(
+            "vectors.f32: these vectors are damaged: the file holds 12 bytes but its manifest (vectors.json) lists 2 rows of 2 floats (16 bytes); run `citewise embed` to compute them again"
+        ), "{err}");
+        let damage = VectorStore::inspect(dir.path()).unwrap_err();
+        assert!(damage.path.ends_with(DATA), "{damage:?}");
+        let (mut s, note) = VectorStore::open_or_reset(dir.path(), 2, "enc-a").unwrap();
+        assert!(note.unwrap().contains("emptied and are computed again"));
+        assert!(s.is_empty());
+        s.append(&[("a".into(), 1)], &[1.0, 0.0]).unwrap();
+        assert_eq!(VectorStore::inspect(dir.path()).unwrap().unwrap(), StoreState { rows: 1, live: 1, dim: 2 });
+    }
 }
