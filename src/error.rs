@@ -49,6 +49,9 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
+    /// An index that another process is writing to (a second import).
+    #[error("another citewise import is writing to {}; wait for it to finish", .0.display())]
+    Busy(PathBuf),
     /// The search index.
     #[error("search index: {0}")]
     Index(#[from] tantivy::TantivyError),

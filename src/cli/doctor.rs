@@ -3,7 +3,7 @@ use std::path::Path;
 use anyhow::Result;
 use burn::tensor::Device;
 
-use crate::library::Library;
+use crate::library::{check, Library};
 use crate::neural::bert::{Bert, BertConfig};
 use crate::neural::models::{models_dir, FETCH_HINT};
 use crate::pipeline::rerank::RerankStage;
@@ -16,18 +16,24 @@ pub const MODELS: &[(&str, &str)] = &[
     ("paraphrase-minilm-l3-v2", "BERT 3×384, fast"),
 ];
 
-/// Prints versions, the library, the models (loading each once) and the backend.
+/// Prints versions, the library, the models (loading each once) and the
+/// backend; then the library's problems, each with its repair, and fails
+/// when there are any.
 pub fn run(library: &Path, models: &Models) -> Result<()> {
     println!("citewise {}", env!("CARGO_PKG_VERSION"));
+    let report = check::inspect(library);
     match Library::open(library) {
         Ok(lib) => {
             let ev = lib.evidence().stats()?;
-            println!("library   {} ({} papers, {} evidence spans)", library.display(), lib.papers().num_papers(), ev.spans);
-            match crate::index::vectors::VectorStore::manifest_len(&lib.citation_vectors_dir()) {
-                Some(n) => println!("          citation channel: {n} of {} papers encoded", lib.papers().num_papers()),
+            let papers = lib.papers().num_papers();
+            println!("library   {} ({papers} papers, {} evidence spans)", library.display(), ev.spans);
+            match report.stores.iter().find(|(name, _)| *name == check::CITATION_STORE) {
+                Some((_, None)) => println!("          citation channel: damaged (see below)"),
+                Some((_, Some(s))) => println!("          citation channel: {} of {papers} papers encoded", s.live),
                 None => println!("          citation channel: off (`citewise embed` encodes the papers)"),
             }
         }
+        Err(_) if !report.problems.is_empty() => println!("library   {} (does not open; see below)", library.display()),
         Err(e) => println!("library   {e}"),
     }
     let device = Device::flex();
@@ -71,5 +77,17 @@ pub fn run(library: &Path, models: &Models) -> Result<()> {
         }
         Err(e) => println!("  {:<24} {e}", "reranker"),
     }
-    Ok(())
+    if report.problems.is_empty() {
+        return Ok(());
+    }
+    for p in &report.problems {
+        println!("problem   {}", p.what);
+        println!("  repair: {}", p.repair);
+    }
+    let n = report.problems.len();
+    anyhow::bail!(
+        "the library at {} has {n} problem{}; the repair of each is printed above",
+        library.display(),
+        if n == 1 { "" } else { "s" }
+    )
 }

@@ -119,6 +119,9 @@ pub fn embed_papers(lib: &Library, models: &Models) -> Result<()> {
     let t = Instant::now();
     let bar = super::progress::count_bar(0, "embedding papers");
     let s = crate::library::embed::embed_library(lib, &encoder, &|n| bar.set_length(n), &|k| bar.inc(k))?;
+    if let Some(note) = &s.repaired {
+        eprintln!("note: {note}");
+    }
     bar.finish_and_clear();
     if s.embedded > 0 {
         println!(
@@ -163,6 +166,9 @@ pub fn embed_citation(lib: &Library, models: &Models, when: CitationVectors) -> 
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let bar = super::progress::count_bar(0, "encoding papers (citation channel)");
     let s = crate::library::embed::embed_citation_vectors(lib, &encoder, threads, &|n| bar.set_length(n), &|k| bar.inc(k))?;
+    if let Some(note) = &s.repaired {
+        eprintln!("note: {note}");
+    }
     bar.finish_and_clear();
     if s.embedded > 0 {
         println!(

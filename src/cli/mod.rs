@@ -170,6 +170,9 @@ fn info(cli: &Cli, a: &InfoArgs) -> Result<()> {
     let ev = lib.evidence().stats()?;
     println!("evidence: {} spans covering {} papers (mean support {:.2})", ev.spans, ev.papers, ev.mean_support);
     println!("format:  {}", crate::library::FORMAT);
+    if let Some(p) = crate::library::check::journal_problem_of(&lib) {
+        eprintln!("warning: {}\n  repair: {}", p.what, p.repair);
+    }
     if a.sample_spans > 0 {
         let records = lib.evidence().all_records()?;
         let mut state = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

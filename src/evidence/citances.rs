@@ -16,6 +16,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Te
 use super::record::{sighting, CitingPaper};
 use super::spans::normalize;
 use crate::error::{Error, Result};
+use crate::index::health::{self, IndexKind};
 
 /// A citing sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,7 +63,9 @@ pub struct CitanceIndex {
 impl CitanceIndex {
     pub fn open_or_create(dir: &Path) -> Result<CitanceIndex> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let index = if dir.join("meta.json").exists() { Index::open_in_dir(dir)? } else { Index::create_in_dir(dir, schema())? };
+        let damaged = |e: tantivy::TantivyError| health::damaged(IndexKind::Citances, dir, &e);
+        let index =
+            if dir.join("meta.json").exists() { Index::open_in_dir(dir).map_err(damaged)? } else { Index::create_in_dir(dir, schema())? };
         let s = index.schema();
         let fields = Fields {
             source: s.get_field("source")?,
@@ -70,7 +73,7 @@ impl CitanceIndex {
             cited: s.get_field("cited")?,
             record: s.get_field("record")?,
         };
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(damaged)?;
         Ok(CitanceIndex { dir: dir.to_path_buf(), index, reader, fields })
     }
 
@@ -117,7 +120,10 @@ impl CitanceIndex {
 
     /// A writer for replacing sources.
     pub fn writer(&self) -> Result<CitanceWriter<'_>> {
-        Ok(CitanceWriter { owner: self, writer: self.index.writer_with_num_threads(1, 50_000_000)? })
+        Ok(CitanceWriter {
+            owner: self,
+            writer: self.index.writer_with_num_threads(1, 50_000_000).map_err(|e| health::writer_error(&self.dir, e))?,
+        })
     }
 }
 

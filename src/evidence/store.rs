@@ -14,6 +14,7 @@ use tantivy::{DocAddress, DocSet, Index, IndexReader, ReloadPolicy, Searcher, Ta
 use super::record::{EvidenceBuilder, SpanRecord};
 use crate::error::{Error, Result};
 use crate::index::analyzer::{self, EN};
+use crate::index::health::{self, IndexKind};
 
 /// BM25 parameters (Lucene defaults) and the BM25+ lower bound.
 pub const K1: f32 = 1.2;
@@ -55,8 +56,13 @@ pub struct EvidenceIndex {
 impl EvidenceIndex {
     pub fn open_or_create(dir: &Path) -> Result<EvidenceIndex> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let index = if dir.join("meta.json").exists() { Index::open_in_dir(dir)? } else { Index::create_in_dir(dir, schema())? };
-        Self::from_index(dir, index)
+        let damaged = |e: tantivy::TantivyError| health::damaged(IndexKind::Evidence, dir, &e);
+        let index =
+            if dir.join("meta.json").exists() { Index::open_in_dir(dir).map_err(damaged)? } else { Index::create_in_dir(dir, schema())? };
+        Self::from_index(dir, index).map_err(|e| match e {
+            Error::Index(e) => damaged(e),
+            e => e,
+        })
     }
 
     fn from_index(dir: &Path, index: Index) -> Result<EvidenceIndex> {
@@ -103,7 +109,7 @@ impl EvidenceIndex {
                 builder.add(old);
             }
         }
-        let mut writer = self.index.writer_with_num_threads(1, 200_000_000)?;
+        let mut writer = self.index.writer_with_num_threads(1, 200_000_000).map_err(|e| health::writer_error(&self.dir, e))?;
         writer.delete_all_documents()?;
         let mut keys: Vec<&String> = builder.spans.keys().collect();
         keys.sort();

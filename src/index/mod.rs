@@ -1,6 +1,7 @@
 //! Index: the tantivy BM25 index over the library's papers.
 
 pub mod analyzer;
+pub mod health;
 pub mod paper_index;
 pub mod schema;
 pub mod vectors;

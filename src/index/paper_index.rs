@@ -11,11 +11,23 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use super::analyzer::{self, EN};
+use super::health::{self, IndexKind};
 use super::schema::PaperFields;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 
 pub use super::analyzer::MAX_QUERY_TERMS;
+
+/// The file of an index directory that holds its identity (tantivy leaves
+/// files it did not write alone).
+const IDENTITY: &str = "citewise-index-id";
+
+/// Gives the index in `dir` a new identity.
+fn write_identity(dir: &Path) -> Result<()> {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let id = format!("{:016x}{:016x}", rand::random::<u64>(), crate::util::fnv1a64(format!("{nanos} {}", std::process::id()).as_bytes()));
+    crate::util::write_atomic(&dir.join(IDENTITY), id.as_bytes())
+}
 
 /// A scored hit of the paper index.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,15 +48,26 @@ pub struct PaperIndex {
 
 impl PaperIndex {
     /// Opens the index in `dir`, creating an empty one when `dir` holds none.
+    /// Opens the index in `dir`, creating an empty one when `dir` holds none.
+    /// An index that does not open is [`Error::Corrupt`], with the repair.
     pub fn open_or_create(dir: &Path) -> Result<PaperIndex> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let damaged = |e: tantivy::TantivyError| health::damaged(IndexKind::Papers, dir, &e);
         let index = if dir.join("meta.json").exists() {
-            Index::open_in_dir(dir)?
+            Index::open_in_dir(dir).map_err(damaged)?
         } else {
             let (schema, _) = PaperFields::build();
-            Index::create_in_dir(dir, schema)?
+            let index = Index::create_in_dir(dir, schema)?;
+            write_identity(dir)?;
+            index
         };
-        Self::from_index(dir, index)
+        if Self::identity_in(dir).is_none() {
+            write_identity(dir)?;
+        }
+        Self::from_index(dir, index).map_err(|e| match e {
+            Error::Index(e) => damaged(e),
+            e => e,
+        })
     }
 
     fn from_index(dir: &Path, index: Index) -> Result<PaperIndex> {
@@ -54,10 +77,23 @@ impl PaperIndex {
         Ok(PaperIndex { dir: dir.to_path_buf(), index, reader, fields, analyzer: analyzer::english() })
     }
 
-    /// A writer for upserts; at most one may exist at a time per index.
+    /// The identity of the index in `dir` (none: no index there, or one
+    /// written before indexes had one). A new index gets a new identity, so
+    /// a journal can tell an index that was deleted and created again.
+    pub fn identity_in(dir: &Path) -> Option<String> {
+        std::fs::read_to_string(dir.join(IDENTITY)).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    }
+
+    /// This index's identity (see [`PaperIndex::identity_in`]).
+    pub fn identity(&self) -> String {
+        Self::identity_in(&self.dir).unwrap_or_default()
+    }
+
+    /// A writer for upserts; at most one may exist at a time per index
+    /// (another is [`Error::Busy`]).
     pub fn writer(&self) -> Result<PaperWriter> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
-        let writer = self.index.writer_with_num_threads(threads, 96_000_000 * threads)?;
+        let writer = self.index.writer_with_num_threads(threads, 96_000_000 * threads).map_err(|e| health::writer_error(&self.dir, e))?;
         Ok(PaperWriter { writer, fields: self.fields })
     }
 

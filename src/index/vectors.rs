@@ -24,6 +24,61 @@ use crate::util::write_atomic;
 const DATA: &str = "vectors.f32";
 const MANIFEST: &str = "vectors.json";
 
+/// What a store's manifest lists ([`VectorStore::inspect`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreState {
+    /// Rows in the data file, emptied ones included.
+    pub rows: usize,
+    /// Rows that hold a paper's (or span's) current vector.
+    pub live: usize,
+    pub dim: usize,
+}
+
+/// What is wrong with a damaged store: the file, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+impl From<Damage> for Error {
+    fn from(d: Damage) -> Error {
+        Error::corrupt(d.path, format!("these vectors are damaged: {}; run `citewise embed` to compute them again", d.why))
+    }
+}
+
+/// The manifest in `dir` (none: no store there); one that does not read,
+/// or whose lists disagree, is damage.
+fn read_manifest(dir: &Path) -> Result<Option<Manifest>, Damage> {
+    let path = dir.join(MANIFEST);
+    let damage = |why: String| Damage { path: path.clone(), why };
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(damage(format!("it cannot be read ({e})"))),
+    };
+    let m: Manifest = serde_json::from_slice(&text).map_err(|e| damage(format!("the manifest does not read ({e})")))?;
+    if m.ids.len() != m.hashes.len() {
+        return Err(damage(format!("the manifest lists {} rows but {} text hashes", m.ids.len(), m.hashes.len())));
+    }
+    Ok(Some(m))
+}
+
+/// Data of `have` bytes for manifest `m`: shorter than the rows it lists
+/// is damage; longer is rows appended after the last commit.
+fn check_length(path: &Path, m: &Manifest, have: u64) -> Result<(), Damage> {
+    let want = (m.ids.len() * m.dim * 4) as u64;
+    if have < want {
+        let why = format!(
+            "the file holds {have} bytes but its manifest ({MANIFEST}) lists {} rows of {} floats ({want} bytes)",
+            m.ids.len(),
+            m.dim
+        );
+        return Err(Damage { path: path.to_path_buf(), why });
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Manifest {
     dim: usize,
@@ -53,25 +108,51 @@ impl VectorStore {
     /// emptied: its vectors are not comparable with new queries.
     pub fn open(dir: &Path, dim: usize, encoder: &str) -> Result<VectorStore> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mpath = dir.join(MANIFEST);
-        let manifest = match std::fs::read_to_string(&mpath) {
-            Ok(text) => {
-                let m: Manifest =
-                    serde_json::from_str(&text).map_err(|e| Error::Parse { path: mpath.clone(), line: e.line(), reason: e.to_string() })?;
-                if m.dim == dim && m.encoder == encoder {
-                    m
-                } else {
-                    Manifest { dim, encoder: encoder.into(), ..Default::default() }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest { dim, encoder: encoder.into(), ..Default::default() },
-            Err(e) => return Err(Error::io(&mpath, e)),
+        let fresh = || Manifest { dim, encoder: encoder.into(), ..Default::default() };
+        let manifest = match read_manifest(dir)? {
+            Some(m) if m.dim == dim && m.encoder == encoder => m,
+            _ => fresh(),
         };
         let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None };
         store.truncate_to_manifest()?;
         store.reindex();
         store.remap()?;
         Ok(store)
+    }
+
+    /// Like [`VectorStore::open`], but a damaged store ([`Error::Corrupt`])
+    /// is emptied and opened afresh; the second value says what was
+    /// damaged. For the commands that compute the vectors again.
+    pub fn open_or_reset(dir: &Path, dim: usize, encoder: &str) -> Result<(VectorStore, Option<String>)> {
+        match Self::open(dir, dim, encoder) {
+            Err(e @ Error::Corrupt { .. }) => {
+                for file in [MANIFEST, DATA] {
+                    let path = dir.join(file);
+                    match std::fs::remove_file(&path) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&path, e)),
+                        _ => {}
+                    }
+                }
+                let note = format!("{e}; they were emptied and are computed again");
+                Ok((Self::open(dir, dim, encoder)?, Some(note)))
+            }
+            other => other.map(|s| (s, None)),
+        }
+    }
+
+    /// Checks the store at `dir` without changing it: its manifest reads
+    /// and its data holds every row the manifest lists (more is an
+    /// interrupted append, which the next open drops). `Ok(None)`: no store.
+    pub fn inspect(dir: &Path) -> Result<Option<StoreState>, Damage> {
+        let Some(m) = read_manifest(dir)? else { return Ok(None) };
+        let path = dir.join(DATA);
+        let have = match std::fs::metadata(&path) {
+            Ok(meta) => meta.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(Damage { path, why: format!("it cannot be read ({e})") }),
+        };
+        check_length(&path, &m, have)?;
+        Ok(Some(StoreState { rows: m.ids.len(), live: m.ids.iter().filter(|id| !id.is_empty()).count(), dim: m.dim }))
     }
 
     fn reindex(&mut self) {
@@ -85,14 +166,7 @@ impl VectorStore {
         let f = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| Error::io(&path, e))?;
         let have = f.metadata().map_err(|e| Error::io(&path, e))?.len();
         if have != want {
-            if have < want {
-                let why = format!(
-                    "holds {have} bytes but its manifest lists {} rows of {} floats; delete the directory and embed again",
-                    self.manifest.ids.len(),
-                    self.manifest.dim
-                );
-                return Err(Error::corrupt(&path, why));
-            }
+            check_length(&path, &self.manifest, have)?;
             f.set_len(want).map_err(|e| Error::io(&path, e))?;
         }
         Ok(())
@@ -114,14 +188,6 @@ impl VectorStore {
     /// Whether a store has been written at `dir` (without opening it).
     pub fn exists(dir: &Path) -> bool {
         dir.join(MANIFEST).exists()
-    }
-
-    /// Live vectors listed in the store at `dir` (none: no store there),
-    /// whatever their encoder; reads only the manifest.
-    pub fn manifest_len(dir: &Path) -> Option<usize> {
-        let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
-        let m: Manifest = serde_json::from_str(&text).ok()?;
-        Some(m.ids.iter().filter(|id| !id.is_empty()).count())
     }
 
     pub fn dim(&self) -> usize {
@@ -321,5 +387,25 @@ mod tests {
         assert_eq!(s.vector("a").unwrap(), unit(&[-1.0, 0.1]).as_slice());
         // Another encoder's vectors are not reused.
         assert!(VectorStore::open(dir.path(), 2, "enc-b").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_damaged_store_is_an_error_until_the_embedding_commands_reset_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = VectorStore::open(dir.path(), 2, "enc-a").unwrap();
+        s.append(&[("a".into(), 1), ("b".into(), 2)], &[1.0, 0.0, 0.0, 1.0]).unwrap();
+        drop(s);
+        std::fs::OpenOptions::new().write(true).open(dir.path().join(DATA)).unwrap().set_len(12).unwrap();
+        let err = VectorStore::open(dir.path(), 2, "enc-a").err().expect("shorter than the manifest");
+        assert!(err.to_string().ends_with(
+            "vectors.f32: these vectors are damaged: the file holds 12 bytes but its manifest (vectors.json) lists 2 rows of 2 floats (16 bytes); run `citewise embed` to compute them again"
+        ), "{err}");
+        let damage = VectorStore::inspect(dir.path()).unwrap_err();
+        assert!(damage.path.ends_with(DATA), "{damage:?}");
+        let (mut s, note) = VectorStore::open_or_reset(dir.path(), 2, "enc-a").unwrap();
+        assert!(note.unwrap().contains("emptied and are computed again"));
+        assert!(s.is_empty());
+        s.append(&[("a".into(), 1)], &[1.0, 0.0]).unwrap();
+        assert_eq!(VectorStore::inspect(dir.path()).unwrap().unwrap(), StoreState { rows: 1, live: 1, dim: 2 });
     }
 }

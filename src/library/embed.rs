@@ -15,12 +15,14 @@ use crate::util::fnv1a64;
 /// Papers encoded between commits.
 const COMMIT_EVERY: usize = 2048;
 
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct EmbedSummary {
     /// Papers encoded now.
     pub embedded: usize,
     /// Papers whose vector was already current.
     pub kept: usize,
+    /// What was damaged, when the store was damaged and started afresh.
+    pub repaired: Option<String>,
 }
 
 /// Hash of the text a paper's vector is computed from.
@@ -52,7 +54,7 @@ fn stale_papers<T>(lib: &Library, store: &VectorStore, text: impl Fn(&Paper) -> 
 /// Encodes the papers that have no current vector. `on_start(n)` is called
 /// with the number to encode, `on_progress(k)` after each batch.
 pub fn embed_library(lib: &Library, encoder: &HattenEncoder, on_start: &dyn Fn(u64), on_progress: &dyn Fn(u64)) -> Result<EmbedSummary> {
-    let mut store = VectorStore::open(&lib.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
+    let (mut store, repaired) = VectorStore::open_or_reset(&lib.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
     let (todo, kept) = stale_papers(lib, &store, |p| DocText::paper(&p.title, &p.abstract_text))?;
     on_start(todo.len() as u64);
     for chunk in todo.chunks(COMMIT_EVERY) {
@@ -61,7 +63,7 @@ pub fn embed_library(lib: &Library, encoder: &HattenEncoder, on_start: &dyn Fn(u
         let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.0.clone(), t.1)).collect();
         store.append(&items, &vectors)?;
     }
-    Ok(EmbedSummary { embedded: todo.len(), kept })
+    Ok(EmbedSummary { embedded: todo.len(), kept, repaired })
 }
 
 /// Papers each thread encodes between progress reports (bi-encoder).
@@ -77,7 +79,7 @@ pub fn embed_citation_vectors(
     on_start: &dyn Fn(u64),
     on_progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EmbedSummary> {
-    let mut store = VectorStore::open(&lib.citation_vectors_dir(), encoder.dim(), &encoder.fingerprint())?;
+    let (mut store, repaired) = VectorStore::open_or_reset(&lib.citation_vectors_dir(), encoder.dim(), &encoder.fingerprint())?;
     let (todo, kept) = stale_papers(lib, &store, |p| paper_text(&p.title, &p.abstract_text))?;
     on_start(todo.len() as u64);
     let threads = threads.max(1);
@@ -117,5 +119,5 @@ pub fn embed_citation_vectors(
         let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.0.clone(), t.1)).collect();
         store.append(&items, &vectors)?;
     }
-    Ok(EmbedSummary { embedded: todo.len(), kept })
+    Ok(EmbedSummary { embedded: todo.len(), kept, repaired })
 }

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 
 use serde::Serialize;
 
-use super::journal::{Journal, Stamp};
+use super::journal::{IndexStamp, Journal, Stamp};
 use super::Library;
 use crate::corpus::bibtex::{self, EntryOutcome};
 use crate::corpus::source::{decode_owned, expand_inputs, read_bytes, Format};
@@ -87,6 +87,15 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
     let journal_path = lib.dir().join("import-journal.json");
     let mut journal = Journal::load(&journal_path)?;
     let mut summary = ImportSummary { files: files.len(), ..Default::default() };
+    let stamp = index_stamp(lib);
+    if let Some(why) = journal.disagreement(&stamp) {
+        summary.notes.push(format!(
+            "the paper index holds {} papers, but {why}: the import journal {} was discarded and every file is read again",
+            stamp.records,
+            journal_path.display()
+        ));
+        journal.discard();
+    }
     let mut known = lib.papers().all_ids()?;
     // The writer (and its lock) is taken only once there is something to write.
     let mut writer: Option<crate::index::PaperWriter> = None;
@@ -147,6 +156,8 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
                 for (f, s) in pending_files.drain(..) {
                     journal.mark_done(&f, s);
                 }
+                lib.papers().reload()?;
+                journal.set_index(index_stamp(lib));
                 journal.save()?;
                 since_commit = 0;
             }
@@ -157,6 +168,8 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
             for (f, s) in pending_files.drain(..) {
                 journal.mark_done(&f, s);
             }
+            lib.papers().reload()?;
+            journal.set_index(index_stamp(lib));
             journal.save()?;
         }
         Ok(())
@@ -164,6 +177,11 @@ pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: 
     lib.papers().reload()?;
     progress.finish();
     Ok(summary)
+}
+
+/// The paper index as the journal records it.
+pub fn index_stamp(lib: &Library) -> IndexStamp {
+    IndexStamp { id: lib.papers().identity(), records: lib.papers().num_papers() }
 }
 
 /// `Ok(None)` when the journal shows the file unchanged.

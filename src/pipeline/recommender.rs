@@ -96,6 +96,15 @@ pub struct Recommender {
     channels: Vec<Box<dyn Channel>>,
     settings: Settings,
     rerank: Option<RerankStage>,
+    /// Said with every answer: stages left out because their files are
+    /// damaged.
+    notices: Vec<String>,
+}
+
+/// The notice of a stage left out because what it reads is damaged (other
+/// reasons, such as a model that is not installed, leave it out quietly).
+fn left_out(stage: &str, e: &Error) -> Option<String> {
+    matches!(e, Error::Corrupt { .. }).then(|| format!("the {stage} channel is off: {e}"))
 }
 
 /// Where the answers of one request go.
@@ -149,17 +158,25 @@ impl Recommender {
     /// out those that cannot) and `settings`.
     pub fn open(library: Arc<Library>, models: &Models, stages: Option<&Stages>, settings: Settings) -> Result<Recommender> {
         let strict = stages.is_some();
+        let mut notices = Vec::new();
+        let mut citation_damaged = false;
         let citation_vectors = match citation_vectors(&library, models) {
             Ok(v) => v,
             Err(e) if strict => return Err(e),
-            Err(_) => None,
+            Err(e) => {
+                citation_damaged = matches!(e, Error::Corrupt { .. });
+                notices.extend(left_out(ChannelId::Citation.name(), &e));
+                None
+            }
         };
         let mut channels: Vec<Box<dyn Channel>> = Vec::new();
         for &id in stages.map_or(&ChannelId::ALL[..], |s| &s.channels) {
             match open_channel(&library, id, models, &settings, &citation_vectors) {
                 Ok(c) => channels.push(c),
                 Err(e) if strict => return Err(e),
-                Err(_) => {}
+                // Said once, above.
+                Err(_) if id == ChannelId::Citation && citation_damaged => {}
+                Err(e) => notices.extend(left_out(id.name(), &e)),
             }
         }
         let rerank = match stages.map(|s| s.rerank) {
@@ -167,7 +184,7 @@ impl Recommender {
             Some(true) => Some(rerank_stage(models, citation_vectors, true)?),
             None => rerank_stage(models, citation_vectors, false).ok(),
         };
-        let mut rec = Recommender { library, channels, settings, rerank };
+        let mut rec = Recommender { library, channels, settings, rerank, notices };
         if let Some(depth) = settings.rerank_depth {
             rec.set_rerank_depth(depth);
         }
@@ -237,7 +254,8 @@ impl Recommender {
 
     fn run(&self, query: &Query, sink: &mut Sink) -> Result<()> {
         let mut query = query.clone();
-        let notices = query.validate()?;
+        let mut notices = self.notices.clone();
+        notices.extend(query.validate()?);
         let mut timings = Vec::new();
         let mut outputs = Vec::with_capacity(self.channels.len());
         let rerank = self.rerank.as_ref().filter(|r| r.depth() > 0);

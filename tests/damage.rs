@@ -1,0 +1,257 @@
+//! A library whose files were deleted, truncated or changed on disk: every
+//! command says what is damaged and which command repairs it, `doctor`
+//! exits non-zero, and an import repairs what it can.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use citewise::corpus::Paper;
+use citewise::index::vectors::VectorStore;
+use citewise::library::check::verify;
+use citewise::library::import::{import, ImportOptions, Quiet};
+use citewise::library::Library;
+use common::fixture;
+
+fn citewise(lib: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_citewise")).args(args).env("CITEWISE_LIBRARY", lib).output().expect("binary runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A library in a temporary directory holding `tests/fixtures/library.bib` (10 papers).
+fn library() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("lib");
+    let lib = Library::open_or_create(&dir).unwrap();
+    let s = import(&lib, &[fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    assert_eq!(s.imported, 10);
+    (d, dir)
+}
+
+/// The largest file of a tantivy index directory with this extension.
+fn segment_file(index: &Path, ext: &str) -> PathBuf {
+    std::fs::read_dir(index)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap_or_else(|| panic!("no .{ext} file in {}", index.display()))
+}
+
+fn problems(dir: &Path) -> String {
+    verify(dir).iter().map(|p| format!("{} | {}\n", p.what, p.repair)).collect()
+}
+
+// Row I: the paper index deleted under a journal that says every file is done.
+
+#[test]
+fn a_library_whose_records_are_gone_imports_them_again() {
+    let (_d, dir) = library();
+    assert_eq!(problems(&dir), "", "a fresh library is healthy");
+    std::fs::remove_dir_all(dir.join("papers")).unwrap();
+
+    let found = problems(&dir);
+    assert!(found.contains("lost its paper records"), "{found}");
+    assert!(found.contains("holds 0 papers") && found.contains("10"), "{found}");
+    assert!(found.contains("citewise import") && found.contains("library.bib"), "{found}");
+
+    let lib = Library::open(&dir).unwrap();
+    let s = import(&lib, &[fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    assert_eq!((s.files_unchanged, s.imported), (0, 10), "{s:?}");
+    assert!(s.notes.iter().any(|n| n.contains("import journal") && n.contains("read again")), "{:?}", s.notes);
+    assert_eq!(lib.papers().num_papers(), 10);
+    assert_eq!(problems(&dir), "");
+    // The next import skips the file again.
+    let s = import(&lib, &[fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    assert_eq!((s.files_unchanged, s.imported), (1, 0));
+}
+
+#[test]
+fn a_recreated_paper_index_does_not_trust_the_old_journal() {
+    let (_d, dir) = library();
+    std::fs::remove_dir_all(dir.join("papers")).unwrap();
+    // More papers than before reach the new index without the journal: the
+    // count alone would not show that library.bib's records are gone.
+    let lib = Library::open(&dir).unwrap();
+    let mut w = lib.papers().writer().unwrap();
+    for i in 0..12 {
+        w.upsert(&Paper { id: format!("bib:o{i}"), title: format!("Other paper {i}"), ..Default::default() }).unwrap();
+    }
+    w.finish().unwrap();
+    lib.papers().reload().unwrap();
+    assert!(problems(&dir).contains("created anew"), "{}", problems(&dir));
+    let s = import(&lib, &[fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    assert_eq!((s.files_unchanged, s.imported), (0, 10), "{s:?}");
+    assert_eq!(lib.papers().num_papers(), 22);
+}
+
+#[test]
+fn info_and_doctor_say_the_records_are_gone_and_how_to_import_them_again() {
+    let (_d, dir) = library();
+    std::fs::remove_dir_all(dir.join("papers")).unwrap();
+    let o = citewise(&dir, &["info"]);
+    assert!(text(&o).contains("lost its paper records"), "{}", text(&o));
+    assert!(text(&o).contains("citewise import"), "{}", text(&o));
+    let o = citewise(&dir, &["doctor"]);
+    assert!(!o.status.success(), "doctor must fail:\n{}", text(&o));
+    assert!(text(&o).contains("lost its paper records") && text(&o).contains("repair: "), "{}", text(&o));
+}
+
+// Row J: a damaged tantivy index.
+
+#[test]
+fn a_truncated_index_file_is_a_plain_error_with_the_repair() {
+    let (_d, dir) = library();
+    let term = segment_file(&dir.join("papers"), "term");
+    let len = std::fs::metadata(&term).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&term).unwrap().set_len(len / 2).unwrap();
+
+    let err = Library::open(&dir).err().expect("a damaged index does not open");
+    assert!(matches!(err, citewise::error::Error::Corrupt { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("the paper index") && msg.contains("is damaged (a file is truncated or changed: "), "{msg}");
+    assert!(msg.contains("citewise import --force"), "{msg}");
+    assert!(!msg.contains("tantivy"), "no raw index-library text: {msg}");
+
+    let o = citewise(&dir, &["info"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("is damaged") && !text(&o).contains("Footer"), "{}", text(&o));
+    let o = citewise(&dir, &["doctor"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("the paper index") && text(&o).contains("citewise import --force"), "{}", text(&o));
+}
+
+#[test]
+fn a_changed_byte_in_an_index_file_is_found_by_doctor() {
+    let (_d, dir) = library();
+    let store = segment_file(&dir.join("papers"), "store");
+    let mut bytes = std::fs::read(&store).unwrap();
+    bytes[10] ^= 0x55;
+    std::fs::write(&store, bytes).unwrap();
+    let found = problems(&dir);
+    assert!(found.contains("the paper index") && found.contains("is damaged"), "{found}");
+    assert!(found.contains(".store"), "names the file: {found}");
+    let o = citewise(&dir, &["doctor"]);
+    assert!(!o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn a_damaged_evidence_index_names_the_evidence_import() {
+    let (_d, dir) = library();
+    let lib = Library::open(&dir).unwrap();
+    citewise::library::evidence_import::import_evidence(&lib, &[fixture("fulltext.jsonl")], None, false).unwrap();
+    let spans = lib.evidence().num_spans();
+    drop(lib);
+    assert!(spans > 0, "the fixture gives evidence");
+    let store = segment_file(&dir.join("evidence"), "store");
+    std::fs::OpenOptions::new().write(true).open(&store).unwrap().set_len(3).unwrap();
+    let found = problems(&dir);
+    assert!(found.contains("the evidence index") && found.contains("citewise import --evidence --force"), "{found}");
+}
+
+// Row K: vector stores whose data and manifest disagree.
+
+fn store_with_rows(dir: &Path, n: usize) {
+    let mut s = VectorStore::open(dir, 4, "enc-test").unwrap();
+    let items: Vec<(String, u64)> = (0..n).map(|i| (format!("bib:p{i}"), i as u64)).collect();
+    let vectors: Vec<f32> = (0..n * 4).map(|i| i as f32).collect();
+    s.append(&items, &vectors).unwrap();
+}
+
+#[test]
+fn truncated_vectors_are_a_plain_error_and_doctor_fails() {
+    let (_d, dir) = library();
+    let store = dir.join("citation-vectors");
+    store_with_rows(&store, 3);
+    std::fs::OpenOptions::new().write(true).open(store.join("vectors.f32")).unwrap().set_len(20).unwrap();
+    let err = VectorStore::open(&store, 4, "enc-test").err().expect("damaged");
+    assert!(matches!(err, citewise::error::Error::Corrupt { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("vectors.f32") && msg.contains("3 rows") && msg.contains("citewise embed"), "{msg}");
+
+    let found = problems(&dir);
+    assert!(found.contains("citation-vectors") && found.contains("citewise embed"), "{found}");
+    let o = citewise(&dir, &["doctor"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("3 of 10 papers encoded"), "{}", text(&o));
+}
+
+#[test]
+fn a_junk_manifest_is_damage_and_a_longer_data_file_still_resumes() {
+    let (_d, dir) = library();
+    let store = dir.join("vectors");
+    store_with_rows(&store, 2);
+    // Longer than the manifest: an interrupted append, which resumes.
+    std::fs::OpenOptions::new().append(true).open(store.join("vectors.f32")).unwrap().write_all(&[0; 12]).unwrap();
+    assert_eq!(problems(&dir), "");
+    assert_eq!(VectorStore::open(&store, 4, "enc-test").unwrap().len(), 2);
+
+    std::fs::write(store.join("vectors.json"), "{\"dim\": 4, \"ids\": [").unwrap();
+    let err = VectorStore::open(&store, 4, "enc-test").err().expect("damaged");
+    assert!(matches!(err, citewise::error::Error::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("vectors.json") && err.to_string().contains("citewise embed"), "{err}");
+    let found = problems(&dir);
+    assert!(found.contains("vectors.json") && found.contains("citewise embed"), "{found}");
+}
+
+#[test]
+fn damaged_span_vectors_are_found_by_doctor() {
+    let (_d, dir) = library();
+    let store = dir.join("span-vectors");
+    store_with_rows(&store, 2);
+    std::fs::write(store.join("vectors.json"), "not json").unwrap();
+    let found = problems(&dir);
+    assert!(found.contains("span-vectors") && found.contains("citewise embed"), "{found}");
+}
+
+/// The recommender leaves out a channel whose vectors are damaged, and says
+/// so in its notices. Needs the models (`scripts/fetch-models.sh`).
+#[test]
+fn a_channel_dropped_for_damaged_vectors_is_a_notice() {
+    if !common::models_or_fail("the damaged-channel notice") {
+        return;
+    }
+    let (_d, dir) = library();
+    let models = citewise::pipeline::Models::installed();
+    let encoder = models.citation_encoder().unwrap();
+    let store = dir.join("citation-vectors");
+    {
+        let mut s = VectorStore::open(&store, encoder.dim(), &encoder.fingerprint()).unwrap();
+        s.append(&[("bib:a".into(), 1)], &vec![0.1; encoder.dim()]).unwrap();
+    }
+    std::fs::OpenOptions::new().write(true).open(store.join("vectors.f32")).unwrap().set_len(8).unwrap();
+    let lib = Arc::new(Library::open(&dir).unwrap());
+    let rec = citewise::pipeline::Recommender::new(lib, &models);
+    let r = rec.recommend(&citewise::pipeline::Query::new("BLEU scores of translation [CIT]")).unwrap();
+    assert!(r.notices.iter().any(|n| n.contains("citation channel is off") && n.contains("citewise embed")), "{:?}", r.notices);
+    assert!(!r.candidates.is_empty(), "the other channels still answer");
+}
+
+// A second import while one is writing.
+
+#[test]
+fn a_second_import_while_one_writes_is_a_plain_error() {
+    let (_d, dir) = library();
+    let lib = Library::open(&dir).unwrap();
+    let _writing = lib.papers().writer().unwrap();
+    let o = citewise(&dir, &["import", "--force", "--no-embed", fixture("library.bib").to_str().unwrap()]);
+    assert!(!o.status.success());
+    let expected = format!("another citewise import is writing to {}; wait for it to finish", dir.display());
+    assert!(text(&o).contains(&expected), "{}", text(&o));
+    assert!(!text(&o).contains("LockBusy"), "{}", text(&o));
+}
+
+#[test]
+fn doctor_passes_a_healthy_library() {
+    let (_d, dir) = library();
+    store_with_rows(&dir.join("citation-vectors"), 3);
+    let o = citewise(&dir, &["doctor"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("problem"), "{}", text(&o));
+}
