@@ -1,5 +1,6 @@
 //! Small shared helpers.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -100,24 +101,39 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// `s` safe to print on a terminal: control characters (escape sequences
-/// among them), bidirectional overrides and zero-width characters removed,
-/// tabs and line breaks as spaces.
-pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() || is_invisible_format(c);
-    if !s.chars().any(unsafe_char) {
-        return s.into();
+/// `s` safe to print on a terminal or draw in a cell grid: stripped of bidirectional controls,
+/// zero-width characters and other control characters (which make a
+/// terminal draw text over the pane borders), with tabs and line ends
+/// as spaces.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() || invisible(c)) {
+        return Cow::Borrowed(s);
     }
-    s.chars()
-        .filter_map(|c| if matches!(c, '\t' | '\n' | '\r') { Some(' ') } else { (!unsafe_char(c)).then_some(c) })
-        .collect::<String>()
-        .into()
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            // A CRLF is one line end.
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\t' | '\n' | '\r' => out.push(' '),
+            c if c.is_control() || invisible(c) => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
-/// Bidirectional controls (U+202A–202E, U+2066–2069, U+200E/F, U+061C) and
-/// zero-width characters (U+200B–200D, U+2060, U+FEFF).
-fn is_invisible_format(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{061C}' | '\u{FEFF}')
+/// Characters that change how a terminal lays out the text around them
+/// without drawing anything themselves.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        // Bidirectional marks, embeddings, overrides and isolates.
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        // Zero-width space, non-joiner, joiner; word joiner and invisible
+        // operators; byte order mark; interlinear annotation; soft hyphen.
+        | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{00ad}'
+    )
 }
 
 #[cfg(test)]

@@ -79,6 +79,53 @@ fn empty_query_and_missing_library_are_clear_errors() {
     assert!(stderr(&o).contains("query is empty"), "{}", stderr(&o));
 }
 
+#[test]
+fn recommend_reads_stdin_or_a_file_and_prints_titles_without_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let bib = dir.path().join("escapes.bib");
+    std::fs::write(&bib, "@article{esc, title={Clearing\u{1b}[2J\u{1b}]0;pwned\u{7} screens by query \u{202e}completion}, year={2001}}\n")
+        .unwrap();
+    assert!(citewise(&lib, &["import", bib.to_str().unwrap(), "--no-embed"]).status.success());
+
+    let query = "screens by query completion [CIT] ".repeat(40_000); // over the OS's 128 KB argument limit
+    let file = dir.path().join("query.txt");
+    std::fs::write(&file, &query).unwrap();
+    let o = citewise(&lib, &["recommend", "--file", file.to_str().unwrap(), "-k", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with(" 1. Clearing[2J]0;pwned screens by query completion"), "{out:?}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}') && !out.contains('\u{202e}'), "{out:?}");
+    assert!(stderr(&o).contains("only the 400 around [CIT] were used"), "{}", stderr(&o));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
+        .args(["recommend", "-", "-k", "1"])
+        .env("CITEWISE_LIBRARY", &lib)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"query completion for screens").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(stdout(&o).starts_with(" 1. Clearing"), "{}", stdout(&o));
+
+    let o = citewise(&lib, &["recommend", "query completion", "-k", "0"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("invalid value '0' for '-k <K>': must be at least 1"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_bibliography_with_a_self_referring_string_imports_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let bib = dir.path().join("refs.bib");
+    std::fs::write(&bib, "@string{pub = pub # \" Inc.\"}\n@book{b, title={A Book}, publisher={Self}}\n").unwrap();
+    let o = citewise(&lib, &["import", bib.to_str().unwrap(), "--no-embed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refs.bib:1: @string `pub` refers to itself"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("1 imported"), "{}", stdout(&o));
+}
+
 fn write_gz(path: &Path, lines: &[&str]) {
     let f = std::fs::File::create(path).unwrap();
     let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());

@@ -73,6 +73,40 @@ fn a_library_whose_records_are_gone_imports_them_again() {
 }
 
 #[test]
+fn a_library_whose_evidence_is_gone_reads_the_sentences_again() {
+    let (d, dir) = library();
+    let contexts = d.path().join("contexts.jsonl");
+    std::fs::write(
+        &contexts,
+        r#"{"context": "We tag the corpus with the TnT tagger [CIT] before parsing.", "cited": ["bib:brants2000tnt"]}
+{"context": "Documents are ranked with BM25 [CIT] as the first stage.", "cited": ["bib:robertson2009bm25"]}
+"#,
+    )
+    .unwrap();
+    let read =
+        |lib: &Library| citewise::library::evidence_import::import_evidence(lib, std::slice::from_ref(&contexts), None, false).unwrap();
+    let lib = Library::open(&dir).unwrap();
+    let first = read(&lib);
+    assert_eq!(first.sentences, 2, "{first:?}");
+    let spans = lib.evidence().num_spans();
+    assert!(spans > 0);
+    drop(lib);
+
+    std::fs::remove_dir_all(dir.join("evidence")).unwrap();
+    let lib = Library::open(&dir).unwrap();
+    assert_eq!(lib.evidence().num_spans(), 0);
+    let found = problems(&dir);
+    assert!(found.contains("lost its spans") && found.contains("citewise import --evidence"), "{found}");
+    let again = read(&lib);
+    assert_eq!((again.files_unchanged, again.sentences), (0, 2), "{again:?}");
+    assert!(again.problems.iter().any(|p| p.contains("evidence index holds 0 spans") && p.contains("read again")), "{:?}", again.problems);
+    assert_eq!(lib.evidence().num_spans(), spans);
+    assert_eq!(problems(&dir), "");
+    // Unchanged files are skipped again afterwards.
+    assert_eq!(read(&lib).files_unchanged, 1);
+}
+
+#[test]
 fn a_recreated_paper_index_does_not_trust_the_old_journal() {
     let (_d, dir) = library();
     std::fs::remove_dir_all(dir.join("papers")).unwrap();

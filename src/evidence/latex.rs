@@ -268,7 +268,7 @@ fn argument_at(s: &str, at: usize) -> Option<String> {
     }
     (j < b.len() && b[j] == b'{').then(|| {
         let e = skip_group(s, j, b'{', b'}');
-        s[j + 1..e.saturating_sub(1).max(j + 1)].to_string()
+        s[j + 1..inner_end(s, j + 1, e)].to_string()
     })
 }
 
@@ -278,6 +278,17 @@ fn command_arg(s: &str, name: &str) -> Option<String> {
 }
 
 /// Index just past the group opened at `i` (or the end of `s`).
+/// Where the text of a group that starts at `start` and ends before `e` (as
+/// [`skip_group`] returns it) ends: before the closing delimiter, or at the
+/// end of the text when the group is not closed.
+fn inner_end(s: &str, start: usize, e: usize) -> usize {
+    let mut end = e.saturating_sub(1).max(start).min(s.len());
+    while !s.is_char_boundary(end) {
+        end += 1;
+    }
+    end
+}
+
 fn skip_group(s: &str, i: usize, open: u8, close: u8) -> usize {
     let b = s.as_bytes();
     let mut depth = 0usize;
@@ -404,7 +415,7 @@ fn bibitems(text: &str) -> Vec<(String, String)> {
             continue;
         }
         let e = skip_group(part, j, b'{', b'}');
-        let key = part[j + 1..e.saturating_sub(1).max(j + 1)].trim().to_string();
+        let key = part[j + 1..inner_end(part, j + 1, e)].trim().to_string();
         let mut body = &part[e.min(part.len())..];
         if let Some(end) = body.find("\\end{thebibliography}") {
             body = &body[..end];
@@ -578,7 +589,15 @@ pub fn is_cite_command(name: &str) -> bool {
 
 /// The prose of a document body as paragraphs with their citations.
 fn paragraphs(body: &str, keys: &Keys, macros: &Macros, unknown: &mut BTreeMap<String, usize>) -> Vec<Paragraph> {
-    let mut w = Writer { keys, macros, unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
+    let mut w = Writer {
+        keys,
+        macros,
+        unknown,
+        paras: Vec::new(),
+        cur: Paragraph::default(),
+        notes: Vec::new(),
+        expansions_left: MAX_MACRO_EXPANSIONS,
+    };
     w.run(body, 0);
     w.flush();
     let notes = std::mem::take(&mut w.notes);
@@ -587,6 +606,14 @@ fn paragraphs(body: &str, keys: &Keys, macros: &Macros, unknown: &mut BTreeMap<S
         w.flush();
     }
     w.paras
+}
+
+/// Most text macro uses may add to one document, in bytes (each use counts
+/// at least 16): real documents stay far below it.
+const MAX_MACRO_EXPANSIONS: usize = 4 << 20;
+
+fn b_len(body: &str) -> usize {
+    body.len().max(16)
 }
 
 /// Macros without parameters (`\newcommand{\Bert}{\textsc{Bert}\xspace}`),
@@ -610,7 +637,7 @@ fn macros_of(source: &str) -> Macros {
             // The name: {\X} or \X.
             let (name, after) = if b.get(j) == Some(&b'{') {
                 let e = skip_group(source, j, b'{', b'}');
-                (source[j + 1..e.saturating_sub(1).max(j + 1)].trim().to_string(), e)
+                (source[j + 1..inner_end(source, j + 1, e)].trim().to_string(), e)
             } else {
                 let e = source[j..].find(|c: char| c != '\\' && !c.is_ascii_alphabetic()).map_or(source.len(), |k| j + k);
                 let e = if e == j + 1 {
@@ -627,7 +654,7 @@ fn macros_of(source: &str) -> Macros {
                 continue;
             }
             let e = skip_group(source, k, b'{', b'}');
-            let body = source[k + 1..e.saturating_sub(1).max(k + 1)].to_string();
+            let body = source[k + 1..inner_end(source, k + 1, e)].to_string();
             if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphabetic()) && !body.contains('#') {
                 out.entry(name).or_insert(body);
             }
@@ -644,6 +671,9 @@ struct Writer<'a> {
     cur: Paragraph,
     /// Footnote texts, read as paragraphs of their own after the body.
     notes: Vec<String>,
+    /// Bytes of macro expansion still allowed: a macro that uses itself (`\def\x{\x\x}`)
+    /// would otherwise expand without end.
+    expansions_left: usize,
 }
 
 impl Writer<'_> {
@@ -792,7 +822,8 @@ impl Writer<'_> {
         if j < b.len() && b[j] == b'*' {
             j += 1;
         }
-        if let Some(body) = self.macros.get(name) {
+        if let Some(body) = self.macros.get(name).filter(|b| self.expansions_left > b.len()) {
+            self.expansions_left -= b_len(body);
             self.run(body, depth + 1);
             // `\Bert{}` and `\Bert\ `: the empty group or space ends the name.
             let k = skip_ws_inline(s, j);
@@ -889,7 +920,7 @@ impl Writer<'_> {
                             if !keys.is_empty() {
                                 keys.push(',');
                             }
-                            keys.push_str(&s[k + 1..e.saturating_sub(1).max(k + 1)]);
+                            keys.push_str(&s[k + 1..inner_end(s, k + 1, e)]);
                             k = e;
                             if !n.ends_with("cites") {
                                 break;
@@ -914,7 +945,7 @@ impl Writer<'_> {
                 }
                 if b.get(k) == Some(&b'{') {
                     let e = skip_group(s, k, b'{', b'}');
-                    self.run(&s[k + 1..e.saturating_sub(1).max(k + 1)], depth + 1);
+                    self.run(&s[k + 1..inner_end(s, k + 1, e)], depth + 1);
                     return e;
                 }
                 // A command without argument ends a word.
@@ -949,7 +980,7 @@ fn braced_arg(s: &str, i: usize) -> (Option<String>, usize) {
     let k = skip_ws(s, i);
     if s.as_bytes().get(k) == Some(&b'{') {
         let e = skip_group(s, k, b'{', b'}');
-        (Some(s[k + 1..e.saturating_sub(1).max(k + 1)].to_string()), e)
+        (Some(s[k + 1..inner_end(s, k + 1, e)].to_string()), e)
     } else {
         (None, i)
     }
@@ -984,7 +1015,7 @@ fn accent_target(s: &str, i: usize) -> (Option<char>, usize) {
     match b.get(i) {
         Some(b'{') => {
             let e = skip_group(s, i, b'{', b'}');
-            let inner = s[i + 1..e.saturating_sub(1).max(i + 1)].trim_start_matches('\\');
+            let inner = s[i + 1..inner_end(s, i + 1, e)].trim_start_matches('\\');
             (inner.chars().next(), e)
         }
         Some(_) => {
@@ -1069,8 +1100,15 @@ pub fn plain_inline(s: &str) -> String {
     let keys = Keys::new();
     let macros = Macros::new();
     let mut unknown = BTreeMap::new();
-    let mut w =
-        Writer { keys: &keys, macros: &macros, unknown: &mut unknown, paras: Vec::new(), cur: Paragraph::default(), notes: Vec::new() };
+    let mut w = Writer {
+        keys: &keys,
+        macros: &macros,
+        unknown: &mut unknown,
+        paras: Vec::new(),
+        cur: Paragraph::default(),
+        notes: Vec::new(),
+        expansions_left: MAX_MACRO_EXPANSIONS,
+    };
     w.run(&s.replace('\n', " "), 0);
     w.cur.text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -123,9 +123,20 @@ pub fn read_sentences(
     year_of: &dyn Fn(&str) -> Option<i32>,
 ) -> Result<(Vec<CitingSentence>, SourceReport)> {
     let text = decode_text(&read_bytes(path)?).text;
-    match detect_format(path, &text)? {
-        SentenceFormat::BenchmarkContexts => Ok(from_contexts(path, &text, split, year_of)),
-        SentenceFormat::FullText => Ok(from_fulltext(path, &text, linker)),
+    parse_sentences(path, &text, split, linker, year_of)
+}
+
+/// [`read_sentences`] of text already read; `path` names it in messages.
+pub fn parse_sentences(
+    path: &Path,
+    text: &str,
+    split: Option<&str>,
+    linker: &Linker,
+    year_of: &dyn Fn(&str) -> Option<i32>,
+) -> Result<(Vec<CitingSentence>, SourceReport)> {
+    match detect_format(path, text)? {
+        SentenceFormat::BenchmarkContexts => Ok(from_contexts(path, text, split, year_of)),
+        SentenceFormat::FullText => Ok(from_fulltext(path, text, linker)),
     }
 }
 

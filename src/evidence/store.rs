@@ -57,8 +57,14 @@ impl EvidenceIndex {
     pub fn open_or_create(dir: &Path) -> Result<EvidenceIndex> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let damaged = |e: tantivy::TantivyError| health::damaged(IndexKind::Evidence, dir, &e);
-        let index =
-            if dir.join("meta.json").exists() { Index::open_in_dir(dir).map_err(damaged)? } else { Index::create_in_dir(dir, schema())? };
+        let index = if dir.join("meta.json").exists() {
+            Index::open_in_dir(dir).map_err(damaged)?
+        } else {
+            let index = Index::create_in_dir(dir, schema())?;
+            crate::index::identity::renew(dir)?;
+            index
+        };
+        crate::index::identity::ensure(dir);
         Self::from_index(dir, index).map_err(|e| match e {
             Error::Index(e) => damaged(e),
             e => e,
@@ -80,6 +86,11 @@ impl EvidenceIndex {
 
     pub fn searcher(&self) -> Searcher {
         self.reader.searcher()
+    }
+
+    /// This index's identity (see [`crate::index::identity`]).
+    pub fn identity(&self) -> String {
+        crate::index::identity::of(&self.dir).unwrap_or_default()
     }
 
     pub fn num_spans(&self) -> u64 {

@@ -2,6 +2,7 @@
 
 pub mod analyzer;
 pub mod health;
+pub mod identity;
 pub mod paper_index;
 pub mod schema;
 pub mod vectors;

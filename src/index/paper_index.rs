@@ -12,22 +12,12 @@ use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searche
 
 use super::analyzer::{self, EN};
 use super::health::{self, IndexKind};
+use super::identity;
 use super::schema::PaperFields;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 
 pub use super::analyzer::MAX_QUERY_TERMS;
-
-/// The file of an index directory that holds its identity (tantivy leaves
-/// files it did not write alone).
-const IDENTITY: &str = "citewise-index-id";
-
-/// Gives the index in `dir` a new identity.
-fn write_identity(dir: &Path) -> Result<()> {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let id = format!("{:016x}{:016x}", rand::random::<u64>(), crate::util::fnv1a64(format!("{nanos} {}", std::process::id()).as_bytes()));
-    crate::util::write_atomic(&dir.join(IDENTITY), id.as_bytes())
-}
 
 /// A scored hit of the paper index.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,12 +48,10 @@ impl PaperIndex {
         } else {
             let (schema, _) = PaperFields::build();
             let index = Index::create_in_dir(dir, schema)?;
-            write_identity(dir)?;
+            identity::renew(dir)?;
             index
         };
-        if Self::identity_in(dir).is_none() {
-            write_identity(dir)?;
-        }
+        identity::ensure(dir);
         Self::from_index(dir, index).map_err(|e| match e {
             Error::Index(e) => damaged(e),
             e => e,
@@ -81,7 +69,7 @@ impl PaperIndex {
     /// written before indexes had one). A new index gets a new identity, so
     /// a journal can tell an index that was deleted and created again.
     pub fn identity_in(dir: &Path) -> Option<String> {
-        std::fs::read_to_string(dir.join(IDENTITY)).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+        identity::of(dir)
     }
 
     /// This index's identity (see [`PaperIndex::identity_in`]).

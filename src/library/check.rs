@@ -53,6 +53,10 @@ pub fn inspect(dir: &Path) -> Report {
         }
         match health::check(&index) {
             Ok(n) if kind == IndexKind::Papers => report.papers = Some(n),
+            Ok(n) if kind == IndexKind::Evidence => {
+                let stamp = IndexStamp { id: crate::index::identity::of(&index).unwrap_or_default(), records: n };
+                report.problems.extend(evidence_journal_problem(dir, &stamp));
+            }
             Ok(_) => {}
             Err(why) => report.problems.push(Problem {
                 what: format!("the {} at {} is damaged ({why})", kind.name(), index.display()),
@@ -106,6 +110,21 @@ pub fn journal_problem(dir: &Path, index: &IndexStamp) -> Option<Problem> {
     Some(Problem {
         what: format!("the library at {} lost its paper records: its paper index holds {} papers, but {why}", dir.display(), index.records),
         repair: format!("run `citewise import` on your files again (it reads them anew): citewise import {}", shown.join(" ")),
+    })
+}
+
+/// The evidence journal of the library in `dir` against its evidence
+/// index: a journal that lists files whose spans are gone.
+fn evidence_journal_problem(dir: &Path, index: &IndexStamp) -> Option<Problem> {
+    let path = dir.join("evidence-journal.json");
+    let why = Journal::load(&path).ok()?.disagreement(index)?;
+    Some(Problem {
+        what: format!(
+            "the evidence database at {} lost its spans: its evidence index holds {} spans, but {why}",
+            dir.display(),
+            index.records
+        ),
+        repair: "run `citewise import --evidence` on your citing-sentence files (PDFs, LaTeX, JSON Lines) again; it reads them anew".into(),
     })
 }
 

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::journal::{Journal, Stamp};
+use super::journal::{IndexStamp, Journal, Stamp};
 use super::Library;
 use crate::corpus::source::read_bytes;
 use crate::error::{Error, Result};
@@ -135,6 +135,16 @@ pub fn import_inputs(
     let journal_path = lib.evidence_root().join("evidence-journal.json");
     let mut journal = Journal::load(&journal_path)?;
     let mut summary = EvidenceImportSummary { files: inputs.len(), ..Default::default() };
+    // Files listed as imported whose spans are gone (`evidence/` deleted or
+    // made anew) are read again, not skipped as unchanged.
+    if let Some(why) = journal.disagreement(&evidence_stamp(lib)) {
+        summary.problems.push(format!(
+            "{}: the evidence index holds {} spans, but {why}: the journal was discarded and every file is read again",
+            journal_path.display(),
+            lib.evidence().num_spans()
+        ));
+        journal.discard();
+    }
     let years = YearCache::default();
     let linker = Linker::new(lib.papers());
     let (sentence_files, documents): (Vec<&EvidenceInput>, Vec<&EvidenceInput>) =
@@ -173,7 +183,7 @@ pub fn import_inputs(
         commit_sentences(lib, &[(source, kind, sentences)], &years, &mut summary)?;
         summary.reports.push((file.to_path_buf(), report));
         journal.mark_done_as(file, &tag, stamp);
-        journal.save()?;
+        save_journal(lib, &mut journal)?;
     }
 
     // Documents: read and linked in parallel, committed batch by batch.
@@ -230,7 +240,7 @@ pub fn import_inputs(
         for d in &ready {
             journal.mark_done_as(&d.journal_path, &d.journal_tag, d.stamp);
         }
-        journal.save()?;
+        save_journal(lib, &mut journal)?;
         done += chunk.len();
         progress(done, total);
     }
@@ -260,6 +270,18 @@ fn source_name(file: &Path, tag: &str) -> String {
 
 /// Adds the sentences of several sources to the evidence database and the
 /// citing-sentence index, replacing what those sources gave before.
+/// The evidence index as the journal records it.
+fn evidence_stamp(lib: &Library) -> IndexStamp {
+    IndexStamp { id: lib.evidence().identity(), records: lib.evidence().num_spans() }
+}
+
+/// Saves the journal with the evidence index it now describes.
+fn save_journal(lib: &Library, journal: &mut Journal) -> Result<()> {
+    lib.evidence().reload()?;
+    journal.set_index(evidence_stamp(lib));
+    journal.save()
+}
+
 fn commit_sentences(
     lib: &Library,
     sources: &[(String, &str, Vec<CitingSentence>)],

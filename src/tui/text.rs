@@ -1,45 +1,12 @@
 //! Text from the library made safe to draw in a cell grid.
 
-use std::borrow::Cow;
-
-/// `s` as the panes draw it: stripped of bidirectional controls,
-/// zero-width characters and other control characters (which make a
-/// terminal draw text over the pane borders), with tabs and line ends
-/// as spaces.
-pub fn display_safe(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| c.is_control() || invisible(c)) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            // A CRLF is one line end.
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\t' | '\n' | '\r' => out.push(' '),
-            c if c.is_control() || invisible(c) => {}
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// Characters that change how a terminal lays out the text around them
-/// without drawing anything themselves.
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        // Bidirectional marks, embeddings, overrides and isolates.
-        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        // Zero-width space, non-joiner, joiner; word joiner and invisible
-        // operators; byte order mark; interlinear annotation; soft hyphen.
-        | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{00ad}'
-    )
-}
+/// `s` as the panes draw it (see [`crate::util::printable`]).
+pub use crate::util::printable as display_safe;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
 
     #[test]
     fn controls_and_invisible_characters_go() {

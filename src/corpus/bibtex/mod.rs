@@ -182,7 +182,10 @@ fn braced(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// The name of the field whose `name =` most closely precedes `at`.
 fn field_at(text: &str, at: usize) -> Option<String> {
-    let before = &text[..at.min(text.len())];
+    // `at` comes from the parser's view of the text, which may differ by a
+    // few bytes; step back to a character boundary.
+    let at = (0..=at.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let before = &text[..at];
     let eq = before.rfind('=')?;
     let name: String = before[..eq]
         .trim_end()
