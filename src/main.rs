@@ -11,8 +11,22 @@ fn main() -> std::process::ExitCode {
         // The message and its causes, one line: a bad input is not a crash,
         // so no backtrace (even with RUST_BACKTRACE set).
         Err(e) => {
-            eprintln!("error: {}", citewise::util::printable(&format!("{e:#}")));
+            eprintln!("error: {}", citewise::util::printable(&message(&e)));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The error and each cause its message does not already hold, joined by `: `.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain().map(ToString::to_string) {
+        if !out.contains(&cause) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&cause);
+        }
+    }
+    out
 }

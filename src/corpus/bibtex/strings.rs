@@ -118,6 +118,15 @@ impl StringTable {
         }
     }
 
+    /// For the field parser's "unknown abbreviation" error about a name the
+    /// file does define: why it has no value (`which was skipped (line N)`).
+    pub fn skipped_why(&self, error: &biblatex::ParseErrorKind) -> Option<&str> {
+        match error {
+            biblatex::ParseErrorKind::UnknownAbbreviation(name) => self.failed.get(&name.to_ascii_lowercase()).map(String::as_str),
+            _ => None,
+        }
+    }
+
     fn lookup(&self, word: &str) -> Option<&str> {
         let key = word.to_ascii_lowercase();
         self.values.get(&key).map(String::as_str).or_else(|| MONTHS.iter().find(|(m, _)| *m == key).map(|(_, full)| *full))
