@@ -65,5 +65,5 @@ pub fn run(dir: &Path, a: &EvidenceArgs) -> Result<()> {
 
 /// Text without control characters (a title cannot move the cursor).
 fn clean(s: &str) -> String {
-    s.chars().filter(|c| !c.is_control()).collect()
+    crate::util::printable(s).into_owned()
 }

@@ -10,6 +10,7 @@ use crate::library::evidence_import::{import_inputs, EvidenceImportSummary, Evid
 use crate::library::import::{import, ImportOptions, ImportSummary};
 use crate::library::Library;
 use crate::pipeline::Models;
+use crate::util::printable;
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -45,7 +46,7 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     if a.evidence {
         let (found, problems) = inputs::expand(&a.paths);
         for p in &problems {
-            eprintln!("skipped: {p}");
+            eprintln!("skipped: {}", printable(&p.to_string()));
         }
         if found.is_empty() {
             anyhow::bail!(
@@ -120,7 +121,7 @@ pub fn embed_papers(lib: &Library, models: &Models) -> Result<()> {
     let bar = super::progress::count_bar(0, "embedding papers");
     let s = crate::library::embed::embed_library(lib, &encoder, &|n| bar.set_length(n), &|k| bar.inc(k))?;
     if let Some(note) = &s.repaired {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", printable(&note.to_string()));
     }
     bar.finish_and_clear();
     if s.embedded > 0 {
@@ -167,7 +168,7 @@ pub fn embed_citation(lib: &Library, models: &Models, when: CitationVectors) -> 
     let bar = super::progress::count_bar(0, "encoding papers (citation channel)");
     let s = crate::library::embed::embed_citation_vectors(lib, &encoder, threads, &|n| bar.set_length(n), &|k| bar.inc(k))?;
     if let Some(note) = &s.repaired {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", printable(&note.to_string()));
     }
     bar.finish_and_clear();
     if s.embedded > 0 {
@@ -184,11 +185,11 @@ pub fn embed_citation(lib: &Library, models: &Models, when: CitationVectors) -> 
 
 pub fn print_summary(s: &ImportSummary, all_skips: bool) {
     for note in &s.notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", printable(&note.to_string()));
     }
     let shown = if all_skips { s.skipped.len() } else { s.skipped.len().min(20) };
     for skip in &s.skipped[..shown] {
-        eprintln!("skipped: {skip}");
+        eprintln!("skipped: {}", printable(&skip.to_string()));
     }
     if shown < s.skipped.len() {
         eprintln!("... and {} more skipped entries (--all-skips lists them)", s.skipped.len() - shown);
@@ -206,7 +207,7 @@ pub fn print_summary(s: &ImportSummary, all_skips: bool) {
         s.skipped.len()
     );
     for (reason, n) in reasons {
-        println!("  skipped {n:>6} × {reason}");
+        println!("  skipped {n:>6} × {}", printable(&reason));
     }
 }
 
@@ -223,20 +224,20 @@ pub fn print_evidence_summary(s: &EvidenceImportSummary, all: bool) {
     let rate = |a: usize, b: usize| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
     let shown = |n: usize| if all { n } else { n.min(20) };
     for line in &s.skipped[..shown(s.skipped.len())] {
-        eprintln!("skipped: {line}");
+        eprintln!("skipped: {}", printable(&line.to_string()));
     }
     if shown(s.skipped.len()) < s.skipped.len() {
         eprintln!("... and {} more skipped (--all-skips lists them)", s.skipped.len() - 20);
     }
     for line in &s.problems[..shown(s.problems.len())] {
-        eprintln!("note: {line}");
+        eprintln!("note: {}", printable(&line.to_string()));
     }
     if shown(s.problems.len()) < s.problems.len() {
         eprintln!("... and {} more notes (--all-skips lists them)", s.problems.len() - 20);
     }
     for (file, r) in &s.reports {
         for p in r.problems.iter().take(20) {
-            eprintln!("skipped: {p}");
+            eprintln!("skipped: {}", printable(&p.to_string()));
         }
         if r.problems.len() > 20 {
             eprintln!("... and {} more problems in {}", r.problems.len() - 20, file.display());
