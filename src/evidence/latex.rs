@@ -822,7 +822,7 @@ impl Writer<'_> {
         if j < b.len() && b[j] == b'*' {
             j += 1;
         }
-        if let Some(body) = self.macros.get(name).filter(|b| self.expansions_left > b.len()) {
+        if let Some(body) = self.macros.get(name).filter(|b| self.expansions_left >= b_len(b)) {
             self.expansions_left -= b_len(body);
             self.run(body, depth + 1);
             // `\Bert{}` and `\Bert\ `: the empty group or space ends the name.
