@@ -70,11 +70,19 @@ impl Visited {
     }
 }
 
+/// Directories deeper than this below a walked one are not entered.
+const MAX_WALK_DEPTH: usize = 64;
+
 /// Calls `file` for every file under `dir`, in sorted order, following
 /// symbolic links but entering each directory (and reporting each file)
-/// once. Unreadable subdirectories are passed over.
+/// once, at most [`MAX_WALK_DEPTH`] levels down. Unreadable subdirectories
+/// are passed over.
 pub fn walk(dir: &Path, seen: &mut Visited, file: &mut dyn FnMut(&Path)) -> Result<()> {
-    if !seen.first_visit(dir) {
+    walk_from(dir, seen, file, 0)
+}
+
+fn walk_from(dir: &Path, seen: &mut Visited, file: &mut dyn FnMut(&Path), depth: usize) -> Result<()> {
+    if depth > MAX_WALK_DEPTH || !seen.first_visit(dir) {
         return Ok(());
     }
     let mut entries: Vec<PathBuf> =
@@ -83,7 +91,7 @@ pub fn walk(dir: &Path, seen: &mut Visited, file: &mut dyn FnMut(&Path)) -> Resu
     for p in entries {
         if p.is_dir() {
             // A subdirectory that cannot be listed is not a reason to stop.
-            let _ = walk(&p, seen, file);
+            let _ = walk_from(&p, seen, file, depth + 1);
         } else if p.is_file() && seen.first_visit(&p) {
             file(&p);
         }

@@ -2,8 +2,9 @@
 //! sources of citing sentences (JSON Lines of contexts or full text, PDFs,
 //! LaTeX projects and source bundles, Markdown).
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+
+use crate::corpus::source::{walk, Visited};
 
 /// One source of citing sentences.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,11 +58,15 @@ impl EvidenceInput {
 pub fn expand(paths: &[PathBuf]) -> (Vec<EvidenceInput>, Vec<String>) {
     let mut out = Vec::new();
     let mut problems = Vec::new();
-    let mut visited = HashSet::new();
+    let mut visited = Visited::default();
     for p in paths {
         match std::fs::metadata(p) {
             Err(e) => problems.push(format!("{}: {e}", p.display())),
-            Ok(m) if m.is_dir() => walk(p, &mut out, &mut visited, 0),
+            Ok(m) if m.is_dir() => {
+                if let Err(e) = walk(p, &mut visited, &mut |f| found_in_directory(f, &mut out)) {
+                    problems.push(e.to_string());
+                }
+            }
             Ok(_) => match EvidenceInput::of(p) {
                 Some(i) => out.push(i),
                 None => problems
@@ -72,32 +77,21 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<EvidenceInput>, Vec<String>) {
     (out, problems)
 }
 
-fn walk(dir: &Path, out: &mut Vec<EvidenceInput>, visited: &mut HashSet<PathBuf>, depth: usize) {
-    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    if depth > 64 || !visited.insert(canonical) {
-        return;
-    }
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out, visited, depth + 1);
-            continue;
-        }
-        match EvidenceInput::of(&p) {
-            Some(EvidenceInput::Latex(f)) => {
-                let main = std::fs::read(&f).is_ok_and(|b| {
-                    let t = String::from_utf8_lossy(&b);
-                    super::latex::strip_comments(&t).contains("\\documentclass")
-                });
-                if main {
-                    out.push(EvidenceInput::Latex(f));
-                }
+/// What a file found in a directory gives: LaTeX files only when they
+/// declare a `\documentclass` (the others are `\input` by them).
+fn found_in_directory(p: &Path, out: &mut Vec<EvidenceInput>) {
+    match EvidenceInput::of(p) {
+        Some(EvidenceInput::Latex(f)) => {
+            let main = std::fs::read(&f).is_ok_and(|b| {
+                let t = String::from_utf8_lossy(&b);
+                super::latex::strip_comments(&t).contains("\\documentclass")
+            });
+            if main {
+                out.push(EvidenceInput::Latex(f));
             }
-            Some(i) => out.push(i),
-            None => {}
         }
+        Some(i) => out.push(i),
+        None => {}
     }
 }
 
