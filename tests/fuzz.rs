@@ -52,8 +52,16 @@ fn seconds() -> u64 {
     std::env::var("CITEWISE_FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5)
 }
 
-/// Files under `dir` (recursively) whose name ends with one of `exts`.
+/// Files under `dir` (recursively) whose name ends with one of `exts`, or
+/// `dir` itself when it is a file.
 fn files(dir: &Path, exts: &[&str], out: &mut Vec<Vec<u8>>, limit: usize) {
+    if dir.is_file() {
+        if let Ok(mut b) = std::fs::read(dir) {
+            b.truncate(MAX_INPUT);
+            out.push(b);
+        }
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
