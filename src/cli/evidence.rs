@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::corpus::Paper;
 use crate::evidence::citances::Citance;
 use crate::library::Library;
+use crate::util::printable;
 
 #[derive(Debug, Args)]
 pub struct EvidenceArgs {
@@ -43,7 +44,7 @@ pub fn run(dir: &Path, a: &EvidenceArgs) -> Result<()> {
         return Ok(());
     }
     if let Some(p) = &paper {
-        println!("{} ({}) — {}", clean(&p.title), p.year.map_or("n.d.".into(), |y| y.to_string()), p.id);
+        println!("{} ({}) — {}", printable(&p.title), p.year.map_or("n.d.".into(), |y| y.to_string()), p.id);
     }
     let documents = sentences.iter().map(|c| &c.citing.id).collect::<std::collections::HashSet<_>>().len();
     println!("cited in {} sentences of {} documents", sentences.len(), documents);
@@ -51,19 +52,14 @@ pub fn run(dir: &Path, a: &EvidenceArgs) -> Result<()> {
     for c in &sentences {
         if last != Some(&c.citing.id) {
             let year = c.citing.year.map_or("n.d.".into(), |y| y.to_string());
-            println!("\n{} ({year}) — {}", clean(&c.citing.title), c.citing.id);
+            println!("\n{} ({year}) — {}", printable(&c.citing.title), c.citing.id);
             if let Some(f) = &c.citing.file {
                 println!("  {f}");
             }
             last = Some(&c.citing.id);
         }
         let page = c.page.map(|p| format!("p. {p}: ")).unwrap_or_default();
-        println!("  • {page}{}", clean(&c.sentence));
+        println!("  • {page}{}", printable(&c.sentence));
     }
     Ok(())
-}
-
-/// Text without control characters (a title cannot move the cursor).
-fn clean(s: &str) -> String {
-    crate::util::printable(s).into_owned()
 }

@@ -37,7 +37,10 @@ pub fn parse_line(line: &str) -> Result<Paper, String> {
     if row.id.trim().is_empty() {
         return Err("empty field `id`".into());
     }
-    let title = crate::corpus::bibtex::clean_text(&row.title);
+    // Plain text, not LaTeX: only white space collapsed and control
+    // characters (a NUL, an escape) dropped.
+    let mut title = row.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    title.retain(|c| !c.is_control());
     if title.is_empty() {
         return Err(format!("empty field `title` (id `{}`)", row.id));
     }
