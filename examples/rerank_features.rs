@@ -3,7 +3,9 @@
 //! candidate (one JSON line per context), for tuning the rerank stage
 //! offline on `val`.
 //!
-//! cargo run --release --example rerank_features -- BENCH POOL SPLIT OUT.jsonl N DEPTH [FUSION]
+//! cargo run --release --example rerank_features -- BENCH POOL SPLIT OUT.jsonl N DEPTH [FUSION] [CHANNELS]
+//!
+//! CHANNELS (comma-separated) make the prefetch; default `bm25,evidence`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,12 +29,17 @@ fn main() -> anyhow::Result<()> {
     models.span_cosines()?.warm(&lib, &|_, _| {})?;
     let similarity = models.paper_cosines()?;
     let reranker = models.reranker()?;
-    let mut rec = Recommender::with_stages(lib.clone(), &models, &["bm25", "evidence"])?;
+    let channels: Vec<&str> = args.get(8).map_or("bm25,evidence", |s| s.as_str()).split(',').collect();
+    let mut rec = Recommender::with_stages(lib.clone(), &models, &channels)?;
     rec.set_fusion(fusion);
     let contexts = sample(load_split(&bench, split)?, n);
     for (done, c) in contexts.iter().enumerate() {
         let q = query_at(c, false, depth);
-        let r = rec.recommend_ids(&q)?;
+        let r = match rec.recommend_ids(&q) {
+            Ok(r) => r,
+            Err(citewise::error::Error::InvalidQuery(_)) => continue,
+            Err(e) => return Err(e.into()),
+        };
         let ids: Vec<&str> = r.candidates.iter().map(|c| c.id.as_str()).collect();
         let papers: Vec<_> = ids.iter().map(|id| lib.papers().paper_by_id(id)).collect::<Result<_, _>>()?;
         let texts: Vec<(&str, &str)> =

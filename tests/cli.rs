@@ -97,6 +97,12 @@ fn recommend_reads_stdin_or_a_file_and_prints_titles_without_escapes() {
     assert!(out.starts_with(" 1. Clearing[2J]0;pwned screens by query completion"), "{out:?}");
     assert!(!out.contains('\u{1b}') && !out.contains('\u{7}') && !out.contains('\u{202e}'), "{out:?}");
     assert!(stderr(&o).contains("only the 400 around [CIT] were used"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("context: local (320 words); --title and --abstract add"), "{}", stderr(&o));
+    let o = citewise(&lib, &["recommend", "query completion [CIT]", "--title", "Screens", "--abstract", "We clear screens.", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["context"], serde_json::json!({ "local_words": 2, "title": true, "abstract": true }));
+    let o = citewise(&lib, &["recommend", "query completion [CIT]", "--title", "Screens"]);
+    assert!(stderr(&o).contains("context: local (2 words) + title\n"), "{}", stderr(&o));
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
         .args(["recommend", "-", "-k", "1"])

@@ -248,7 +248,7 @@ fn library_papers_are_embedded_once_and_found_by_the_dense_channel() {
     let encoder = Arc::new(HattenEncoder::load_dir(weights.path(), Arc::new(words()), &device).unwrap());
 
     let dir = tempfile::tempdir().unwrap();
-    let lib = Library::open_or_create(dir.path()).unwrap();
+    let lib = Arc::new(Library::open_or_create(dir.path()).unwrap());
     import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &QuietImport).unwrap();
     let n = lib.papers().num_papers() as usize;
     assert!(DenseChannel::open(&lib, encoder.clone()).err().unwrap().to_string().contains("citewise embed"));
@@ -258,7 +258,7 @@ fn library_papers_are_embedded_once_and_found_by_the_dense_channel() {
     assert_eq!((again.embedded, again.kept), (0, n), "nothing new: nothing encoded");
 
     // A query with a paper's own title and abstract finds that paper first.
-    let channel = DenseChannel::open(&lib, encoder).unwrap();
+    let channel = DenseChannel::open(&lib, encoder.clone()).unwrap();
     let mut ids = Vec::new();
     lib.papers()
         .for_each_paper(&mut |p| {
@@ -271,4 +271,17 @@ fn library_papers_are_embedded_once_and_found_by_the_dense_channel() {
         assert_eq!(&out.ranked[0].0, id, "{title}");
         assert!((out.ranked[0].1 - 1.0).abs() < 1e-4);
     }
+
+    // Weights without a field profile are never gated; with one, the
+    // channel's confidence is the query's coverage by the training field.
+    let confidence = |channel: &DenseChannel, text: &str| channel.retrieve(&Query::new(text), 3).unwrap().confidence;
+    assert_eq!(confidence(&channel, "protein folding in yeast"), 1.0);
+    citewise::neural::field::FieldProfile::from_texts(["tagging with hidden Markov models"; 3]).write_beside(weights.path()).unwrap();
+    let profiled = Arc::new(HattenEncoder::load_dir(weights.path(), Arc::new(words()), &device).unwrap());
+    assert!(profiled.field.is_some());
+    let channel = DenseChannel::open(&lib, profiled).unwrap();
+    assert_eq!(confidence(&channel, "Markov models for tagging [CIT]"), 1.0);
+    assert_eq!(confidence(&channel, "protein folding in yeast"), 0.0);
+    let half = confidence(&channel, "hidden Markov models of protein folding");
+    assert!(half > 0.0 && half < 1.0, "{half}");
 }

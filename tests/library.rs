@@ -4,6 +4,7 @@ mod common;
 
 use std::sync::Arc;
 
+use citewise::index::QueryTf;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
 use citewise::pipeline::{Models, Query, Recommender};
@@ -74,6 +75,35 @@ fn recommendations_rank_the_matching_paper_first() {
     assert_eq!(c.channels[0].channel.name(), "bm25");
     assert_eq!(c.channels[0].rank, 1);
     assert!(c.score > 0.0);
+}
+
+#[test]
+fn a_term_the_query_repeats_counts_once_per_occurrence() {
+    let (_d, lib) = fresh();
+    import(&lib, &[fixture("library.bib"), fixture("papers.jsonl")], ImportOptions::default(), &Quiet).unwrap();
+    let index = lib.papers();
+    let once = index.search("tagger", 5).unwrap();
+    assert!(!once.is_empty());
+    for (tf, factor) in [(QueryTf::Linear, 4.0f32), (QueryTf::Sqrt, 2.0), (QueryTf::Once, 1.0)] {
+        let four = index.search_with("Tagger: the tagger, taggers and a tagger", 5, tf).unwrap();
+        assert_eq!(once.iter().map(|h| h.doc).collect::<Vec<_>>(), four.iter().map(|h| h.doc).collect::<Vec<_>>());
+        for (a, b) in once.iter().zip(&four) {
+            assert!((b.score - factor * a.score).abs() < 1e-4 * a.score, "{tf:?}: {} vs {factor} × {}", b.score, a.score);
+        }
+    }
+    assert_eq!(
+        index.search("tagger tagger", 5).unwrap()[0].score,
+        index.search_with("tagger tagger", 5, QueryTf::default()).unwrap()[0].score
+    );
+    // Which of two words the query repeats decides between their papers.
+    let ids = |text: &str| {
+        let hits = index.search(text, 2).unwrap();
+        index.ids(&index.searcher(), hits.iter().map(|h| h.doc)).unwrap()
+    };
+    let tagging = ids("tagger tagger tagger BLEU");
+    let translation = ids("tagger BLEU BLEU BLEU");
+    assert_eq!(tagging[0], "bib:brants2000tnt", "{tagging:?}");
+    assert_eq!(translation[0], "bib:papineni2002bleu", "{translation:?}");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use super::progress::{count_bar, ImportBar};
 use crate::eval::harness::evaluate_at;
 use crate::eval::harness::{contexts_file, load_split, papers_file, TRAIN_SPLIT};
 use crate::eval::{report, EvalReport};
+use crate::index::QueryTf;
 use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
 use crate::library::Library;
@@ -57,6 +58,10 @@ pub struct EvalArgs {
     /// How the evidence channel orders papers from their spans
     #[arg(long, value_enum, default_value_t = EvidenceOrder::Votes)]
     pub evidence_order: EvidenceOrder,
+    /// How a word the query repeats weighs in BM25 (`linear` is the formula
+    /// as Lucene and bm25s compute it)
+    #[arg(long, value_enum, default_value_t = QueryTfArg::Sqrt)]
+    pub query_tf: QueryTfArg,
     /// With several channels, evaluate only the fused list (skip each channel alone)
     #[arg(long)]
     pub fused_only: bool,
@@ -78,6 +83,17 @@ pub enum EvidenceOrder {
     Votes,
     /// Best span rank, then total support, then recency
     BestRank,
+}
+
+/// `--query-tf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueryTfArg {
+    /// Each distinct word once
+    Once,
+    /// √(times in the query) (the default)
+    Sqrt,
+    /// Times in the query
+    Linear,
 }
 
 pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
@@ -121,6 +137,11 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
         evidence_order: match a.evidence_order {
             EvidenceOrder::Votes => PaperOrder::default(),
             EvidenceOrder::BestRank => PaperOrder::BestRank,
+        },
+        query_tf: match a.query_tf {
+            QueryTfArg::Once => QueryTf::Once,
+            QueryTfArg::Sqrt => QueryTf::Sqrt,
+            QueryTfArg::Linear => QueryTf::Linear,
         },
         ..Settings::default()
     };

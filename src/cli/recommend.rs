@@ -63,6 +63,10 @@ pub fn run(lib: &Arc<Library>, a: &RecommendArgs, models: &Models) -> Result<()>
     for n in &result.notices {
         eprintln!("notice: {}", printable(n));
     }
+    if !a.json {
+        let hint = if result.context.global() { "" } else { "; --title and --abstract add your paper's (global context)" };
+        eprintln!("context: {}{hint}", result.context);
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(());

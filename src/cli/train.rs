@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::neural::backend::{select, DevicePreference};
+use crate::neural::field::{FieldProfile, FIELD_FILE};
 use crate::neural::hatten::HattenConfig;
 use crate::neural::train::{train, EpochReport, TrainOptions, TrainProgress};
 use crate::neural::words::WordVectors;
@@ -23,6 +24,36 @@ pub enum TrainModel {
     Hatten(HattenArgs),
     /// The cross-encoder reranker (triplet loss on the pipeline's prefetched negatives)
     Reranker(super::train_reranker::RerankerArgs),
+    /// Only the field profile (field.tsv) of a benchmark's training queries,
+    /// which `train hatten` and `train reranker` write beside their weights
+    Field(FieldArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FieldArgs {
+    /// Benchmark directory (contexts.jsonl.gz)
+    #[arg(long, value_name = "DIR")]
+    pub bench: PathBuf,
+    /// Directory to write field.tsv in
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Writes the field profile of the benchmark's `train` queries (their local
+/// context, as the models read it) into `out`.
+pub fn write_field(bench: &std::path::Path, out: &std::path::Path) -> Result<()> {
+    let contexts = crate::eval::harness::load_split(bench, crate::eval::harness::TRAIN_SPLIT)?;
+    let texts: Vec<String> = contexts.iter().map(|c| crate::pipeline::query::strip_citations(&c.context)).collect();
+    let profile = FieldProfile::from_texts(texts.iter().map(String::as_str));
+    std::fs::create_dir_all(out)?;
+    profile.write_beside(out)?;
+    eprintln!(
+        "field profile: {} terms known from {} training queries in {}",
+        profile.len(),
+        contexts.len(),
+        out.join(FIELD_FILE).display()
+    );
+    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -149,6 +180,7 @@ pub fn run(a: &TrainArgs, models: &crate::pipeline::Models) -> Result<()> {
     match &a.model {
         TrainModel::Hatten(h) => hatten(h),
         TrainModel::Reranker(r) => super::train_reranker::run(r, models),
+        TrainModel::Field(f) => write_field(&f.bench, &f.out),
     }
 }
 
@@ -182,6 +214,7 @@ fn hatten(a: &HattenArgs) -> Result<()> {
     let bars = Bars::new();
     let history = train(&a.bench, &a.out, &config, &opts, &words, &backend.device, &bars)?;
     bars.bar.finish_and_clear();
+    write_field(&a.bench, &a.out)?;
     if let Some(best) = history.iter().rfind(|r| r.best) {
         println!(
             "best: epoch {} (val R@10 {:.3}, R@100 {:.3}); weights in {}",

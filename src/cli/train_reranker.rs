@@ -155,6 +155,7 @@ pub fn run(a: &RerankerArgs, models: &crate::pipeline::Models) -> Result<()> {
     };
     let bars = Bars::new();
     let history = train_reranker(&config, &base_dir, &papers, &mined.train, &mined.val, &a.out, &opts, &backend.device, &bars)?;
+    super::train::write_field(&a.bench, &a.out)?;
     bars.bar.finish_and_clear();
     if let Some(best) = history.iter().rfind(|c| c.best) {
         println!(

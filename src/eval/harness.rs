@@ -102,6 +102,22 @@ pub struct EvalConfig {
     /// Papers ranked per query (recall is reported up to this cut-off).
     #[serde(default = "default_depth")]
     pub depth: usize,
+    /// Queries that carried the citing paper's title, and its abstract
+    /// (with `global`; contexts lack them where the benchmark does).
+    #[serde(default)]
+    pub with_title: usize,
+    #[serde(default)]
+    pub with_abstract: usize,
+}
+
+impl EvalConfig {
+    /// The context the queries carried, in words.
+    pub fn context(&self, n: usize) -> String {
+        if !self.global {
+            return "local".into();
+        }
+        format!("local + citing title ({} of {n}) + abstract ({} of {n})", self.with_title, self.with_abstract)
+    }
 }
 
 fn default_depth() -> usize {
@@ -164,8 +180,12 @@ pub fn evaluate_at(
     let linker = crate::evidence::link::Linker::new(rec.library().papers());
     let mut citing_ids: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
     let (mut shown, mut with_evidence) = (0usize, 0usize);
+    let (mut with_title, mut with_abstract) = (0usize, 0usize);
     for (i, c) in contexts.iter().enumerate() {
         let mut query = query_at(c, global, depth);
+        let used = query.context_used();
+        with_title += used.title as usize;
+        with_abstract += used.abstract_text as usize;
         if count_evidence && !c.citing_id.is_empty() {
             query.citing = citing_ids.entry(c.citing_id.clone()).or_insert_with(|| linker.same_work_loose(&c.citing_id)).clone();
         }
@@ -210,6 +230,8 @@ pub fn evaluate_at(
             papers: rec.library().papers().num_papers(),
             version: env!("CARGO_PKG_VERSION").into(),
             depth,
+            with_title,
+            with_abstract,
         },
         sources,
         latency: latency_of(&latencies),

@@ -9,7 +9,8 @@ use super::metrics::RECALL_AT;
 pub fn table(r: &EvalReport) -> String {
     let mut s = String::new();
     let c = &r.config;
-    let _ = write!(s, "split={} global={} stages={} papers={}", c.split, c.global, c.stages.join(","), c.papers);
+    let n = r.sources.first().map_or(0, |s| s.n);
+    let _ = write!(s, "split={} context={} stages={} papers={}", c.split, c.context(n), c.stages.join(","), c.papers);
     if r.rerank_depth > 0 {
         let _ = write!(s, " reranked={}", r.rerank_depth);
     }
@@ -42,8 +43,9 @@ pub fn table(r: &EvalReport) -> String {
 /// Two reports side by side: R@10, R@100, MRR, nDCG@10 per source, with deltas (b − a).
 pub fn compare(a: &EvalReport, b: &EvalReport, a_name: &str, b_name: &str) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "a = {a_name} (stages {}, global {})", a.config.stages.join(","), a.config.global);
-    let _ = writeln!(s, "b = {b_name} (stages {}, global {})", b.config.stages.join(","), b.config.global);
+    let n = |r: &EvalReport| r.sources.first().map_or(0, |s| s.n);
+    let _ = writeln!(s, "a = {a_name} (stages {}, context {})", a.config.stages.join(","), a.config.context(n(a)));
+    let _ = writeln!(s, "b = {b_name} (stages {}, context {})", b.config.stages.join(","), b.config.context(n(b)));
     let _ = writeln!(
         s,
         "{:<12} {:>6} | {:>21} | {:>21} | {:>21} | {:>21}",

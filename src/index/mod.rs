@@ -7,4 +7,4 @@ pub mod paper_index;
 pub mod schema;
 pub mod vectors;
 
-pub use paper_index::{Hit, PaperIndex, PaperWriter};
+pub use paper_index::{Hit, PaperIndex, PaperWriter, QueryTf};

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use tantivy::collector::TopDocs;
 use tantivy::columnar::StrColumn;
-use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
@@ -18,6 +18,33 @@ use crate::corpus::Paper;
 use crate::error::{Error, Result};
 
 pub use super::analyzer::MAX_QUERY_TERMS;
+
+/// How much a term that occurs `n` times in the query weighs against one
+/// that occurs once. The BM25 formula (as Lucene and bm25s compute it) sums
+/// over the query's words, so a repeated word counts `n` times; on the
+/// benchmark a sublinear count ranks better for sentences and paragraphs
+/// alike (see CHANGELOG).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueryTf {
+    /// Each distinct term once.
+    Once,
+    /// √n (the default).
+    #[default]
+    Sqrt,
+    /// n, as the formula reads (Lucene, bm25s).
+    Linear,
+}
+
+impl QueryTf {
+    /// The weight of a term found `n` times in the query.
+    pub fn weight(self, n: u32) -> f32 {
+        match self {
+            QueryTf::Once => 1.0,
+            QueryTf::Sqrt => (n as f32).sqrt(),
+            QueryTf::Linear => n as f32,
+        }
+    }
+}
 
 /// A scored hit of the paper index.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,17 +132,39 @@ impl PaperIndex {
         analyzer::distinct_terms(&self.analyzer, text)
     }
 
-    /// BM25 (k1 = 1.2, b = 0.75) over title + abstract + keywords; top `k`.
+    /// BM25's idf of a term over the library's papers.
+    pub fn idf(&self, searcher: &Searcher, term: &str) -> f32 {
+        let df = searcher.doc_freq(&Term::from_field_text(self.fields.text, term)).unwrap_or(0);
+        analyzer::bm25_idf(searcher.num_docs() as f32, df as f32)
+    }
+
+    /// The coverage of a query's terms by a model's training field
+    /// ([`FieldProfile::coverage`], each term weighted by its idf here).
+    pub fn field_coverage(&self, profile: &crate::neural::field::FieldProfile, text: &str) -> f32 {
+        let searcher = self.searcher();
+        profile.coverage(&self.query_terms(text), |t| self.idf(&searcher, t))
+    }
+
+    /// BM25 (k1 = 1.2, b = 0.75) over title + abstract + keywords; top `k`;
+    /// a term the query repeats weighs [`QueryTf::default`].
     pub fn search(&self, text: &str, k: usize) -> Result<Vec<Hit>> {
-        let terms = self.query_terms(text);
+        self.search_with(text, k, QueryTf::default())
+    }
+
+    /// [`PaperIndex::search`] with a term the query repeats weighing `tf`
+    /// (its clause is boosted, which keeps tantivy's block-max pruning).
+    pub fn search_with(&self, text: &str, k: usize, tf: QueryTf) -> Result<Vec<Hit>> {
+        let terms = analyzer::counted_terms(&self.analyzer, text);
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
-            .map(|t| {
-                let q = TermQuery::new(Term::from_field_text(self.fields.text, t), IndexRecordOption::WithFreqs);
-                (Occur::Should, Box::new(q) as Box<dyn Query>)
+            .map(|(t, n)| {
+                let q = Box::new(TermQuery::new(Term::from_field_text(self.fields.text, t), IndexRecordOption::WithFreqs));
+                let w = tf.weight(*n);
+                let q: Box<dyn Query> = if w == 1.0 { q } else { Box::new(BoostQuery::new(q, w)) };
+                (Occur::Should, q)
             })
             .collect();
         let query = BooleanQuery::new(clauses);

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::backend::Backend;
 
+use super::field::FieldProfile;
 use super::hatten::{DocText, Hatten, HattenConfig};
 use super::models::models_dir;
 use super::train::embed;
@@ -32,6 +33,8 @@ pub struct HattenEncoder {
     pub source: String,
     /// The backend and adapter it runs on, when loaded by [`HattenEncoder::load_on`].
     pub backend: String,
+    /// The field it was trained in (none: unknown, so never gated).
+    pub field: Option<Arc<FieldProfile>>,
 }
 
 impl HattenEncoder {
@@ -54,7 +57,9 @@ impl HattenEncoder {
         let config: HattenConfig =
             serde_json::from_str(SHIPPED.0).map_err(|e| Error::Parse { path: name.into(), line: e.line(), reason: e.to_string() })?;
         let words = WordVectors::load_named(config.word_vectors_name())?;
-        Self::from_parts(config, SHIPPED.1.to_vec(), "shipped (assets/hatten)".into(), Arc::new(words), device)
+        let mut e = Self::from_parts(config, SHIPPED.1.to_vec(), "shipped (assets/hatten)".into(), Arc::new(words), device)?;
+        e.field = Some(Arc::new(FieldProfile::shipped()));
+        Ok(e)
     }
 
     /// Weights written by `citewise train hatten` in `dir`.
@@ -66,7 +71,9 @@ impl HattenEncoder {
     fn from_dir(dir: &Path, config: HattenConfig, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
         let path = dir.join("model.safetensors");
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        Self::from_parts(config, bytes, path.display().to_string(), words, device)
+        let mut e = Self::from_parts(config, bytes, path.display().to_string(), words, device)?;
+        e.field = FieldProfile::load_beside(dir)?.map(Arc::new);
+        Ok(e)
     }
 
     fn from_parts(config: HattenConfig, bytes: Vec<u8>, source: String, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
@@ -81,7 +88,7 @@ impl HattenEncoder {
         }
         let fingerprint = format!("hatten-{:016x}", crate::util::fnv1a64(&bytes));
         let model = Hatten::load_bytes(&config, bytes, &source, device)?;
-        Ok(HattenEncoder { model, config, words, device: device.clone(), fingerprint, source, backend: String::new() })
+        Ok(HattenEncoder { model, config, words, device: device.clone(), fingerprint, source, backend: String::new(), field: None })
     }
 
     pub fn dim(&self) -> usize {

@@ -6,6 +6,7 @@ pub mod bert;
 pub mod bi_encoder;
 pub mod cross_encoder;
 pub mod encoder;
+pub mod field;
 pub mod hatten;
 pub mod models;
 pub mod rerank_train;

@@ -11,6 +11,7 @@ use burn::tensor::Device;
 use super::backend::Backend;
 use super::bert::Bert;
 use super::cross_encoder::{logits, probability, split_base, PairEncoder, QueryTokens, RerankerConfig, RerankerTop};
+use super::field::FieldProfile;
 use super::models::{model_dir, models_dir};
 use crate::error::{Error, Result};
 
@@ -35,6 +36,8 @@ pub struct Reranker {
     pub backend: String,
     /// Whether it runs on the wgpu backend (set by [`Reranker::load_on`]).
     pub on_gpu: bool,
+    /// The field it was fine-tuned in (none: unknown, so never gated).
+    pub field: Option<std::sync::Arc<FieldProfile>>,
     /// Scores of pairs seen before, by a hash of their token ids: the same
     /// paragraph asked again, or reranked deeper, costs only its new pairs.
     seen: Mutex<HashMap<u64, f32>>,
@@ -59,6 +62,7 @@ impl Reranker {
             source,
             backend: String::new(),
             on_gpu: false,
+            field: None,
             seen: Mutex::new(HashMap::new()),
         })
     }
@@ -68,7 +72,9 @@ impl Reranker {
         let config = RerankerConfig::from_file(&dir.join("reranker.json"))?;
         let path = dir.join("model.safetensors");
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        Self::from_parts(config, bytes, path.display().to_string(), device)
+        let mut r = Self::from_parts(config, bytes, path.display().to_string(), device)?;
+        r.field = FieldProfile::load_beside(dir)?.map(std::sync::Arc::new);
+        Ok(r)
     }
 
     /// The models directory's `reranker/`, else the shipped one.
@@ -80,7 +86,9 @@ impl Reranker {
         match SHIPPED {
             Some((config, weights)) => {
                 let config = RerankerConfig::from_json(config, Path::new("assets/reranker/reranker.json"))?;
-                Self::from_parts(config, weights.to_vec(), "shipped (assets/reranker)".into(), device)
+                let mut r = Self::from_parts(config, weights.to_vec(), "shipped (assets/reranker)".into(), device)?;
+                r.field = Some(std::sync::Arc::new(FieldProfile::shipped()));
+                Ok(r)
             }
             None => {
                 Err(Error::Missing(format!("no fine-tuned reranker: train one with `citewise train reranker --out {}`", dir.display())))

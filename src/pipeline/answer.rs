@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::channel::{ChannelId, EvidenceSnippet};
+use super::query::ContextUsed;
 use crate::corpus::Paper;
 
 /// How one channel ranked a candidate.
@@ -88,6 +89,8 @@ pub struct Recommendations {
     pub timings: Vec<(String, Duration)>,
     /// Changes made to the query (e.g. truncation).
     pub notices: Vec<String>,
+    /// The context the query carried (local, and title / abstract).
+    pub context: ContextUsed,
 }
 
 /// The notice of a complete answer with no paper in it.
@@ -147,7 +150,7 @@ mod tests {
             })
             .collect();
         let timings = stages.iter().map(|s| (s.name().to_string(), Duration::ZERO)).collect();
-        Recommendations { stage: "fuse".into(), complete: true, candidates, timings, notices: Vec::new() }
+        Recommendations { stage: "fuse".into(), complete: true, candidates, timings, ..Default::default() }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::query::Query;
 use crate::error::Result;
+use crate::index::QueryTf;
 use crate::library::Library;
 
 /// A ranked list from one channel, best first.
@@ -121,11 +122,18 @@ pub trait Channel: Send + Sync {
 /// local context plus the global context (title, abstract) when given.
 pub struct Bm25Channel {
     library: Arc<Library>,
+    query_tf: QueryTf,
 }
 
 impl Bm25Channel {
     pub fn new(library: Arc<Library>) -> Bm25Channel {
-        Bm25Channel { library }
+        Bm25Channel { library, query_tf: QueryTf::default() }
+    }
+
+    /// How a word the query repeats weighs.
+    pub fn with_query_tf(mut self, tf: QueryTf) -> Bm25Channel {
+        self.query_tf = tf;
+        self
     }
 }
 
@@ -135,10 +143,10 @@ impl Channel for Bm25Channel {
     }
 
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
-        let text = format!("{} {} {}", query.local_text(), query.title, query.abstract_text);
+        let text = query.full_text();
         let index = self.library.papers();
         let searcher = index.searcher();
-        let hits = index.search(&text, k)?;
+        let hits = index.search_with(&text, k, self.query_tf)?;
         let ids = index.ids(&searcher, hits.iter().map(|h| h.doc))?;
         // Confidence: how far the best paper stands out from the second.
         let confidence = match hits.as_slice() {

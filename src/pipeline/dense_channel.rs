@@ -16,6 +16,7 @@ use crate::neural::hatten::DocText;
 const SEARCH_THREADS: usize = 2;
 
 pub struct DenseChannel {
+    library: Arc<Library>,
     encoder: Arc<HattenEncoder>,
     vectors: VectorStore,
 }
@@ -23,7 +24,7 @@ pub struct DenseChannel {
 impl DenseChannel {
     /// The channel over `library`'s vectors; an error says what is missing
     /// (weights, word vectors, or vectors not yet computed).
-    pub fn open(library: &Library, encoder: Arc<HattenEncoder>) -> Result<DenseChannel> {
+    pub fn open(library: &Arc<Library>, encoder: Arc<HattenEncoder>) -> Result<DenseChannel> {
         let vectors = VectorStore::open(&library.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
         if vectors.is_empty() && library.papers().num_papers() > 0 {
             return Err(Error::Missing(format!(
@@ -31,7 +32,7 @@ impl DenseChannel {
                 library.dir().display()
             )));
         }
-        Ok(DenseChannel { encoder, vectors })
+        Ok(DenseChannel { library: library.clone(), encoder, vectors })
     }
 }
 
@@ -48,6 +49,12 @@ impl Channel for DenseChannel {
     fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
         let v = self.encoder.encode(&[query_doc(query)]);
         let hits = self.vectors.search(&v, k, SEARCH_THREADS);
-        Ok(ChannelOutput { ranked: hits.into_iter().map(|h| (h.id, h.score)).collect(), confidence: 1.0, evidence: HashMap::new() })
+        // Confidence: how far the query's words are inside the encoder's
+        // training field (fusion gates the list by it).
+        let confidence = match &self.encoder.field {
+            Some(field) => self.library.papers().field_coverage(field, &query.full_text()),
+            None => 1.0,
+        };
+        Ok(ChannelOutput { ranked: hits.into_iter().map(|h| (h.id, h.score)).collect(), confidence, evidence: HashMap::new() })
     }
 }

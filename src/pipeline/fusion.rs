@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::answer::{Candidate, ChannelScore};
 use super::channel::{ChannelId, ChannelOutput};
 use crate::error::{Error, Result};
+use crate::neural::field::FieldGate;
 
 /// How channel lists are fused, and how the rerank stage's signals weigh
 /// against the fused order. The evidence list counts in proportion to the
@@ -30,14 +31,28 @@ pub struct Fusion {
     pub bm25_gap_weight: f32,
     /// Weight of the HAtten list: 0.5, checked on `val` and on the sources
     /// held out of the evidence database, where the fields disagree (see
-    /// CHANGELOG).
+    /// CHANGELOG). It is gated by the query's coverage by HAtten's training
+    /// field (the channel's confidence): none at or below `hatten_field_lo`,
+    /// all from `hatten_field_hi` on.
     pub hatten_weight: f32,
+    pub hatten_field_lo: f32,
+    pub hatten_field_hi: f32,
     /// Weight of the citation channel's list (the citation encoder's
-    /// nearest papers).
+    /// nearest papers) when the evidence channel is fully confident.
     pub citation_weight: f32,
+    /// Weight of the citation channel's list when the evidence channel has
+    /// nothing to say (confidence 0, or no evidence channel): the citation
+    /// encoder, a general model of citing, stands in for the evidence of a
+    /// field the database does not know. Linear between the two.
+    pub citation_weight_without_evidence: f32,
     /// Weight of the cross-encoder's order against the fused order among
-    /// the reranked candidates (both by reciprocal rank with `rrf_k`).
+    /// the reranked candidates (both by reciprocal rank with `rrf_k`),
+    /// gated by the query's coverage by the reranker's training field
+    /// between `rerank_field_lo` and `rerank_field_hi` (at zero the
+    /// cross-encoder does not run).
     pub rerank_weight: f32,
+    pub rerank_field_lo: f32,
+    pub rerank_field_hi: f32,
     /// Weight of the citation encoder's order among the reranked candidates
     /// (by reciprocal rank with `rrf_k`).
     pub rerank_citation_weight: f32,
@@ -55,8 +70,13 @@ impl Default for Fusion {
             min_confidence: 0.0,
             bm25_gap_weight: 0.0,
             hatten_weight: 0.5,
+            hatten_field_lo: 0.5,
+            hatten_field_hi: 0.8,
             citation_weight: 0.75,
+            citation_weight_without_evidence: 1.0,
             rerank_weight: 0.5,
+            rerank_field_lo: 0.5,
+            rerank_field_hi: 0.8,
             rerank_citation_weight: 0.25,
             cited_for_weight: 0.5,
         }
@@ -88,16 +108,30 @@ impl Fusion {
         self.cited_for_weight * confidence.clamp(0.0, 1.0)
     }
 
-    /// The weight of a channel's list given its confidence.
-    pub fn weight(&self, channel: ChannelId, confidence: f32) -> f32 {
+    /// The gate of the HAtten list at a field coverage.
+    pub fn hatten_gate(&self) -> FieldGate {
+        FieldGate { lo: self.hatten_field_lo, hi: self.hatten_field_hi }
+    }
+
+    /// The gate of the cross-encoder at a field coverage.
+    pub fn rerank_gate(&self) -> FieldGate {
+        FieldGate { lo: self.rerank_field_lo, hi: self.rerank_field_hi }
+    }
+
+    /// The weight of a channel's list given its confidence and the evidence
+    /// channel's (0 when it did not run).
+    pub fn weight(&self, channel: ChannelId, confidence: f32, evidence_confidence: f32) -> f32 {
         match channel {
             ChannelId::Evidence if confidence <= self.min_confidence => 0.0,
             ChannelId::Evidence => {
                 self.evidence_weight * ((confidence - self.min_confidence) / (1.0 - self.min_confidence).max(1e-6)).min(1.0)
             }
             ChannelId::Bm25 => 1.0 + self.bm25_gap_weight * confidence,
-            ChannelId::Hatten => self.hatten_weight,
-            ChannelId::Citation => self.citation_weight,
+            ChannelId::Hatten => self.hatten_weight * self.hatten_gate().weight(confidence),
+            ChannelId::Citation => {
+                let e = evidence_confidence.clamp(0.0, 1.0);
+                self.citation_weight * e + self.citation_weight_without_evidence * (1.0 - e)
+            }
         }
     }
 }
@@ -108,8 +142,9 @@ impl Fusion {
 pub fn fuse(outputs: &[(ChannelId, ChannelOutput)], fusion: &Fusion) -> Vec<Candidate> {
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     let mut out: Vec<Candidate> = Vec::new();
+    let evidence = outputs.iter().find(|(id, _)| *id == ChannelId::Evidence).map_or(0.0, |(_, o)| o.confidence);
     for (channel, output) in outputs {
-        let weight = fusion.weight(*channel, output.confidence);
+        let weight = fusion.weight(*channel, output.confidence, evidence);
         for (i, (id, score)) in output.ranked.iter().enumerate() {
             let idx = *by_id.entry(id.as_str()).or_insert_with(|| {
                 out.push(Candidate::new(id.clone()));
@@ -178,6 +213,33 @@ mod tests {
         assert_eq!(f.cited_for_weight_at(1.0), 0.8);
         assert_eq!(f.cited_for_weight_at(3.0), 0.8, "confidence is capped at 1");
         assert_eq!(f.cited_for_weight_at(-1.0), 0.0);
+    }
+
+    #[test]
+    fn hatten_speaks_inside_its_field_and_citation_stands_in_for_missing_evidence() {
+        let f = Fusion::default();
+        assert_eq!(f.weight(Hatten, 1.0, 1.0), f.hatten_weight);
+        assert_eq!(f.weight(Hatten, f.hatten_field_lo, 1.0), 0.0, "out of its training field HAtten is silent");
+        let mid = f.weight(Hatten, (f.hatten_field_lo + f.hatten_field_hi) / 2.0, 1.0);
+        assert!((mid - f.hatten_weight / 2.0).abs() < 1e-6);
+        assert_eq!(f.weight(Citation, 1.0, 1.0), f.citation_weight);
+        assert_eq!(f.weight(Citation, 1.0, 0.0), f.citation_weight_without_evidence);
+        assert!((f.weight(Citation, 1.0, 0.5) - (f.citation_weight + f.citation_weight_without_evidence) / 2.0).abs() < 1e-6);
+        // In a fused list the evidence channel's confidence sets the citation list's weight.
+        let cit = |conf: f32| {
+            let c = fuse(&[(Bm25, list(&["a", "b"])), (Evidence, with_confidence(list(&["z"]), conf)), (Citation, list(&["b", "a"]))], &f);
+            c.iter().find(|c| c.id == "b").unwrap().score
+        };
+        assert!(cit(0.0) > cit(1.0), "citation weighs more when the evidence has nothing to say");
+    }
+
+    #[test]
+    fn the_cross_encoder_is_gated_by_its_field() {
+        let f = Fusion::default();
+        assert_eq!(crate::pipeline::rerank::Weights::of(&f, 1.0, 0.9).rerank, f.rerank_weight);
+        assert_eq!(crate::pipeline::rerank::Weights::of(&f, 1.0, 0.4).rerank, 0.0);
+        let open = f.with_overrides("rerank_field_lo=0,rerank_field_hi=0").unwrap();
+        assert_eq!(crate::pipeline::rerank::Weights::of(&open, 1.0, 0.01).rerank, open.rerank_weight);
     }
 
     #[test]

@@ -21,5 +21,5 @@ pub use answer::{Candidate, ChannelScore, Recommendations, SignalScore};
 pub use channel::ChannelId;
 pub use fusion::Fusion;
 pub use models::Models;
-pub use query::Query;
+pub use query::{ContextUsed, Query};
 pub use recommender::{Recommender, Settings, Stages};

@@ -8,6 +8,36 @@ use crate::error::{Error, Result};
 /// Local context beyond this many words is cut (with a notice).
 pub const MAX_CONTEXT_WORDS: usize = 400;
 
+/// Which context a query carried: the words around the citation position,
+/// and the draft's title and abstract (the global context) when given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ContextUsed {
+    /// Words of local context (after citations are removed).
+    pub local_words: usize,
+    pub title: bool,
+    #[serde(rename = "abstract")]
+    pub abstract_text: bool,
+}
+
+impl ContextUsed {
+    /// Whether any global context (title or abstract) was used.
+    pub fn global(&self) -> bool {
+        self.title || self.abstract_text
+    }
+}
+
+impl std::fmt::Display for ContextUsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "local ({} words)", self.local_words)?;
+        match (self.title, self.abstract_text) {
+            (true, true) => write!(f, " + title + abstract"),
+            (true, false) => write!(f, " + title"),
+            (false, true) => write!(f, " + abstract"),
+            (false, false) => Ok(()),
+        }
+    }
+}
+
 /// A recommendation request.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Query {
@@ -61,6 +91,21 @@ impl Query {
         strip_citations(&self.context)
     }
 
+    /// Local and global context together (what BM25 searches with, and
+    /// what a model's field coverage is measured on).
+    pub fn full_text(&self) -> String {
+        format!("{} {} {}", self.local_text(), self.title, self.abstract_text)
+    }
+
+    /// Which context the query carries.
+    pub fn context_used(&self) -> ContextUsed {
+        ContextUsed {
+            local_words: self.local_text().split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count(),
+            title: !self.title.trim().is_empty(),
+            abstract_text: !self.abstract_text.trim().is_empty(),
+        }
+    }
+
     /// Checks the request; returns notices about changes made to it.
     pub fn validate(&mut self) -> Result<Vec<String>> {
         let mut notices = Vec::new();
@@ -112,6 +157,18 @@ mod tests {
         assert!(message(Query::new("?! ... --- [CIT] (;)")).contains("no words, only punctuation"));
         assert!(message(Query::new("parsing").with_k(0)).contains("at least 1"));
         assert!(Query::new("¿qué? 语言").validate().is_ok(), "letters of any script are words");
+    }
+
+    #[test]
+    fn the_context_used_is_said_in_words() {
+        let q = Query::new("Tags come from an HMM tagger [CIT] \\cite{x}.");
+        assert_eq!(q.context_used().to_string(), "local (6 words)");
+        assert!(!q.context_used().global());
+        let g = q.clone().with_global("A paper on tagging", " ");
+        assert_eq!(g.context_used().to_string(), "local (6 words) + title");
+        let both = q.with_global("A paper on tagging", "We tag.");
+        assert_eq!(both.context_used().to_string(), "local (6 words) + title + abstract");
+        assert!(both.context_used().global());
     }
 
     #[test]

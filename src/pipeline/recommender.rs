@@ -21,6 +21,7 @@ use super::rerank::{combine, RerankStage, Weights, RERANK};
 use super::span_cosines::{SpanRanking, DEFAULT_MIN_WORDS};
 use crate::error::{Error, Result};
 use crate::index::vectors::VectorStore;
+use crate::index::QueryTf;
 use crate::library::Library;
 use crate::neural::reranker::Reranker;
 
@@ -76,6 +77,8 @@ pub struct Settings {
     pub span_min_words: usize,
     /// How the evidence channel orders papers from their spans.
     pub evidence_order: PaperOrder,
+    /// How a word the query repeats weighs in BM25.
+    pub query_tf: QueryTf,
 }
 
 impl Default for Settings {
@@ -86,6 +89,7 @@ impl Default for Settings {
             rerank_depth: None,
             span_min_words: DEFAULT_MIN_WORDS,
             evidence_order: PaperOrder::default(),
+            query_tf: QueryTf::default(),
         }
     }
 }
@@ -252,6 +256,14 @@ impl Recommender {
         self.run(query, &mut Sink::Stream(on_stage))
     }
 
+    /// Each channel's own list for the query, before fusion (for offline
+    /// analysis of fusion and gating).
+    pub fn channel_lists(&self, query: &Query) -> Result<Vec<(ChannelId, ChannelOutput)>> {
+        let mut query = query.clone();
+        query.validate()?;
+        self.channels.iter().map(|ch| Ok((ch.id(), ch.retrieve(&query, self.settings.prefetch.max(query.k))?))).collect()
+    }
+
     fn run(&self, query: &Query, sink: &mut Sink) -> Result<()> {
         let mut query = query.clone();
         let mut notices = self.notices.clone();
@@ -280,9 +292,15 @@ impl Recommender {
                 self.attach_records(&query, &outputs, &mut candidates)?;
                 stage_timings.push(("records".into(), t.elapsed()));
             }
-            let answer = |stage: &str, complete: bool, candidates: Vec<Candidate>, timings: &[(String, std::time::Duration)]| {
-                Recommendations { stage: stage.to_string(), complete, candidates, timings: timings.to_vec(), notices: notices.clone() }
-            };
+            let answer =
+                |stage: &str, complete: bool, candidates: Vec<Candidate>, timings: &[(String, std::time::Duration)]| Recommendations {
+                    stage: stage.to_string(),
+                    complete,
+                    candidates,
+                    timings: timings.to_vec(),
+                    notices: notices.clone(),
+                    context: query.context_used(),
+                };
             let Some(stage) = rerank else {
                 if !sink.deliver(answer(ch.id().name(), last_channel, candidates, &stage_timings)) {
                     return Ok(());
@@ -325,8 +343,12 @@ impl Recommender {
             }
         }
         let confidence = outputs.iter().find(|(id, _)| *id == ChannelId::Evidence).map_or(0.0, |(_, o)| o.confidence);
-        let weights = Weights::of(&self.settings.fusion, confidence);
-        let signals = stage.score(&self.library, query, &candidates[..depth], weights.cited_for > 0.0)?;
+        let coverage = match &stage.reranker().field {
+            Some(field) => self.library.papers().field_coverage(field, &query.full_text()),
+            None => 1.0,
+        };
+        let weights = Weights::of(&self.settings.fusion, confidence, coverage);
+        let signals = stage.score(&self.library, query, &candidates[..depth], weights.cited_for > 0.0, weights.rerank > 0.0)?;
         let (top, rest) = candidates.split_at_mut(depth);
         combine(top, rest, &signals, weights);
         Ok(())
@@ -398,7 +420,7 @@ fn open_channel(
     citation_vectors: &Option<Arc<VectorStore>>,
 ) -> Result<Box<dyn Channel>> {
     Ok(match id {
-        ChannelId::Bm25 => Box::new(Bm25Channel::new(library.clone())),
+        ChannelId::Bm25 => Box::new(Bm25Channel::new(library.clone()).with_query_tf(settings.query_tf)),
         ChannelId::Evidence => {
             let channel = EvidenceChannel::new(library.clone()).with_order(settings.evidence_order);
             match models.span_cosines() {

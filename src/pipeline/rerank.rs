@@ -15,6 +15,7 @@ use super::query::Query;
 use crate::error::Result;
 use crate::index::vectors::VectorStore;
 use crate::library::Library;
+use crate::neural::cross_encoder::QueryTokens;
 use crate::neural::reranker::Reranker;
 
 /// Fused candidates the reranker reorders (K_r) on the CPU: each one more
@@ -76,11 +77,12 @@ pub struct Weights {
 
 impl Weights {
     /// The weights of `fusion` for a query whose evidence confidence is
-    /// `evidence_confidence`.
-    pub fn of(fusion: &Fusion, evidence_confidence: f32) -> Weights {
+    /// `evidence_confidence` and whose words the reranker's training field
+    /// covers by `field_coverage`.
+    pub fn of(fusion: &Fusion, evidence_confidence: f32, field_coverage: f32) -> Weights {
         Weights {
             rrf_k: fusion.rrf_k,
-            rerank: fusion.rerank_weight,
+            rerank: fusion.rerank_weight * fusion.rerank_gate().weight(field_coverage),
             citation: fusion.rerank_citation_weight,
             cited_for: fusion.cited_for_weight_at(evidence_confidence),
         }
@@ -125,8 +127,16 @@ impl RerankStage {
     /// then the rest of the papers. When the library keeps every
     /// candidate's citation vector, only the query is left to encode, and
     /// the cross-encoder's pairs are split over two threads instead. The
-    /// cited-for signal is computed only when `cited_for_counts`.
-    pub fn score(&self, library: &Library, query: &Query, candidates: &[Candidate], cited_for_counts: bool) -> Result<Signals> {
+    /// cited-for signal is computed only when `cited_for_counts`, the
+    /// cross-encoder's only when `cross_encoder` (else its scores are empty).
+    pub fn score(
+        &self,
+        library: &Library,
+        query: &Query,
+        candidates: &[Candidate],
+        cited_for_counts: bool,
+        cross_encoder: bool,
+    ) -> Result<Signals> {
         let n = candidates.len();
         let local = query.local_text();
         let q = self.reranker.query(&local, &query.title, &query.abstract_text)?;
@@ -139,6 +149,7 @@ impl RerankStage {
         let all_stored = self.papers.is_none() || stored.is_some_and(|s| ids.iter().all(|id| s.vector(id).is_some()));
         let cosines = |part: &[PaperText]| self.papers.as_ref().map(|p| p.cosines(&local, part, stored)).transpose();
         let reranker = &*self.reranker;
+        let ce = |q: &QueryTokens, texts: &[(&str, &str)]| if cross_encoder { reranker.score(q, texts) } else { Ok(Vec::new()) };
         let (rerank, citation, cited_for) = std::thread::scope(|s| {
             let cited = s.spawn(|| -> Result<Vec<Option<f32>>> {
                 match &self.cited_for {
@@ -148,9 +159,9 @@ impl RerankStage {
             });
             let (rerank, citation) = if all_stored && n > 1 {
                 let half = n.div_ceil(2);
-                let (q, texts) = (&q, &texts);
-                let second = s.spawn(move || reranker.score(q, &texts[half..]));
-                let first = reranker.score(q, &texts[..half]);
+                let (q, texts, ce) = (&q, &texts, &ce);
+                let second = s.spawn(move || ce(q, &texts[half..]));
+                let first = ce(q, &texts[..half]);
                 let citation = cosines(&papers);
                 let second = second.join().expect("cross-encoder scorer panicked");
                 (first.and_then(|mut a| second.map(|b| a.extend(b)).map(|_| a)), citation)
@@ -158,7 +169,7 @@ impl RerankStage {
                 let split = ((n as f32 * CITATION_SHARE).ceil() as usize).min(n);
                 let (head, tail) = papers.split_at(split);
                 let head = s.spawn(move || cosines(head));
-                let rerank = reranker.score(&q, &texts);
+                let rerank = ce(&q, &texts);
                 let tail = if tail.is_empty() { Ok(None) } else { cosines(tail) };
                 let citation = match (head.join().expect("citation scorer panicked"), tail) {
                     (Ok(Some(mut h)), Ok(t)) => {

@@ -1,0 +1,41 @@
+//! Writes, per benchmark context of a split, every channel's own ranked list
+//! and confidence (one JSON line per context), for studying fusion and
+//! per-query gating offline on `val` and on held-out fields.
+//!
+//! cargo run --release --example channel_lists -- BENCH POOL SPLIT OUT.jsonl [LIMIT]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use citewise::eval::harness::{load_split, query_of};
+use citewise::library::Library;
+use citewise::pipeline::{Models, Recommender};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let bench = PathBuf::from(&args[1]);
+    let lib = Arc::new(Library::open(&PathBuf::from(&args[2]))?);
+    let split = &args[3];
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&args[4])?);
+    let limit: usize = args.get(5).map_or(usize::MAX, |s| s.parse().unwrap());
+    let models = Models::installed();
+    models.span_cosines()?.warm(&lib, &|_, _| {})?;
+    let rec = Recommender::with_stages(lib.clone(), &models, &["bm25", "evidence", "citation", "hatten"])?;
+    for (n, c) in load_split(&bench, split)?.iter().take(limit).enumerate() {
+        let lists = match rec.channel_lists(&query_of(c, false)) {
+            Ok(lists) => lists,
+            // A context with no usable words ranks nothing (a miss, as in `eval`).
+            Err(citewise::error::Error::InvalidQuery(_)) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let channels: serde_json::Map<String, serde_json::Value> =
+            lists.iter().map(|(id, o)| (id.name().to_string(), serde_json::json!({ "conf": o.confidence, "ranked": o.ranked }))).collect();
+        let line = serde_json::json!({ "id": c.id, "source": c.source, "cited": c.cited, "channels": channels });
+        writeln!(out, "{line}")?;
+        if n % 200 == 0 {
+            eprintln!("{n}");
+        }
+    }
+    Ok(())
+}
