@@ -36,9 +36,7 @@ pub const MAX_QUERY_TERMS: usize = 512;
 /// Distinct analyzed terms of a text in first-seen order, at most
 /// [`MAX_QUERY_TERMS`].
 pub fn distinct_terms(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
-    let mut a = analyzer.clone();
-    let mut seen = std::collections::HashSet::new();
-    terms(&mut a, text).into_iter().filter(|t| seen.insert(t.clone())).take(MAX_QUERY_TERMS).collect()
+    counted_terms(analyzer, text).into_iter().map(|(t, _)| t).collect()
 }
 
 /// Analyzed terms of a text with how often each occurs, in first-seen

@@ -138,13 +138,6 @@ impl PaperIndex {
         analyzer::bm25_idf(searcher.num_docs() as f32, df as f32)
     }
 
-    /// The coverage of a query's terms by a model's training field
-    /// ([`FieldProfile::coverage`], each term weighted by its idf here).
-    pub fn field_coverage(&self, profile: &crate::neural::field::FieldProfile, text: &str) -> f32 {
-        let searcher = self.searcher();
-        profile.coverage(&self.query_terms(text), |t| self.idf(&searcher, t))
-    }
-
     /// BM25 (k1 = 1.2, b = 0.75) over title + abstract + keywords; top `k`;
     /// a term the query repeats weighs [`QueryTf::default`].
     pub fn search(&self, text: &str, k: usize) -> Result<Vec<Hit>> {

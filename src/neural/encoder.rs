@@ -58,7 +58,7 @@ impl HattenEncoder {
             serde_json::from_str(SHIPPED.0).map_err(|e| Error::Parse { path: name.into(), line: e.line(), reason: e.to_string() })?;
         let words = WordVectors::load_named(config.word_vectors_name())?;
         let mut e = Self::from_parts(config, SHIPPED.1.to_vec(), "shipped (assets/hatten)".into(), Arc::new(words), device)?;
-        e.field = Some(Arc::new(FieldProfile::shipped()));
+        e.field = Some(FieldProfile::shipped());
         Ok(e)
     }
 

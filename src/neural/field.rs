@@ -11,9 +11,10 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, LazyLock};
 
 use crate::error::{Error, Result};
-use crate::index::analyzer;
+use crate::index::{analyzer, PaperIndex};
 
 /// The profile's file name beside a model's weights.
 pub const FIELD_FILE: &str = "field.tsv";
@@ -45,9 +46,12 @@ impl FieldProfile {
         FieldProfile { contexts }
     }
 
-    /// The profile shipped with the default models.
-    pub fn shipped() -> FieldProfile {
-        FieldProfile::parse(SHIPPED, Path::new("assets/field.tsv")).expect("the shipped field profile parses")
+    /// The profile shipped with the default models (parsed once, shared).
+    pub fn shipped() -> Arc<FieldProfile> {
+        static PROFILE: LazyLock<Arc<FieldProfile>> = LazyLock::new(|| {
+            Arc::new(FieldProfile::parse(SHIPPED, Path::new("assets/field.tsv")).expect("the shipped field profile parses"))
+        });
+        PROFILE.clone()
     }
 
     /// Reads `field.tsv` in `dir`; none when the model has no profile.
@@ -90,6 +94,13 @@ impl FieldProfile {
     /// Writes the profile beside a model's weights.
     pub fn write_beside(&self, dir: &Path) -> Result<()> {
         crate::util::write_atomic(&dir.join(FIELD_FILE), self.to_tsv().as_bytes())
+    }
+
+    /// The coverage of a query text in a library: its analyzed terms, each
+    /// weighted by its idf among the library's papers.
+    pub fn coverage_in(&self, papers: &PaperIndex, text: &str) -> f32 {
+        let searcher = papers.searcher();
+        self.coverage(&papers.query_terms(text), |t| papers.idf(&searcher, t))
     }
 
     /// Whether the training queries used `term` often enough to know it.

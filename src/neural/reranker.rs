@@ -87,7 +87,7 @@ impl Reranker {
             Some((config, weights)) => {
                 let config = RerankerConfig::from_json(config, Path::new("assets/reranker/reranker.json"))?;
                 let mut r = Self::from_parts(config, weights.to_vec(), "shipped (assets/reranker)".into(), device)?;
-                r.field = Some(std::sync::Arc::new(FieldProfile::shipped()));
+                r.field = Some(FieldProfile::shipped());
                 Ok(r)
             }
             None => {

@@ -52,7 +52,7 @@ impl Channel for DenseChannel {
         // Confidence: how far the query's words are inside the encoder's
         // training field (fusion gates the list by it).
         let confidence = match &self.encoder.field {
-            Some(field) => self.library.papers().field_coverage(field, &query.full_text()),
+            Some(field) => field.coverage_in(self.library.papers(), &query.full_text()),
             None => 1.0,
         };
         Ok(ChannelOutput { ranked: hits.into_iter().map(|h| (h.id, h.score)).collect(), confidence, evidence: HashMap::new() })

@@ -344,7 +344,7 @@ impl Recommender {
         }
         let confidence = outputs.iter().find(|(id, _)| *id == ChannelId::Evidence).map_or(0.0, |(_, o)| o.confidence);
         let coverage = match &stage.reranker().field {
-            Some(field) => self.library.papers().field_coverage(field, &query.full_text()),
+            Some(field) => field.coverage_in(self.library.papers(), &query.full_text()),
             None => 1.0,
         };
         let weights = Weights::of(&self.settings.fusion, confidence, coverage);

@@ -146,11 +146,13 @@ fn parse_entry(block: &RawBlock<'_>, strings: &StringTable) -> (EntryOutcome, Op
             let at = e.span.start.saturating_sub(preamble.len());
             let name = field_at(block.text, at);
             let field = name.as_ref().map(|f| format!(" in field `{f}`")).unwrap_or_default();
-            let reason = match (&e.kind, strings.skipped_why(&e.kind)) {
-                (biblatex::ParseErrorKind::UnknownAbbreviation(abbr), Some(why)) => {
-                    format!("field `{}` uses @string `{abbr}`, {why}", name.unwrap_or_default())
-                }
-                (kind, _) => format!("{kind}{field}"),
+            let why = match &e.kind {
+                biblatex::ParseErrorKind::UnknownAbbreviation(abbr) => strings.skipped_why(abbr).map(|why| (abbr, why)),
+                _ => None,
+            };
+            let reason = match why {
+                Some((abbr, why)) => format!("field `{}` uses @string `{abbr}`, {why}", name.unwrap_or_default()),
+                None => format!("{}{field}", e.kind),
             };
             return skipped(block.line + line_offset(block.text, at), reason);
         }

@@ -118,13 +118,10 @@ impl StringTable {
         }
     }
 
-    /// For the field parser's "unknown abbreviation" error about a name the
-    /// file does define: why it has no value (`which was skipped (line N)`).
-    pub fn skipped_why(&self, error: &biblatex::ParseErrorKind) -> Option<&str> {
-        match error {
-            biblatex::ParseErrorKind::UnknownAbbreviation(name) => self.failed.get(&name.to_ascii_lowercase()).map(String::as_str),
-            _ => None,
-        }
+    /// Why a name the file defines has no value (`which was skipped (line
+    /// N)`); none for a name it does not define.
+    pub fn skipped_why(&self, name: &str) -> Option<&str> {
+        self.failed.get(&name.to_ascii_lowercase()).map(String::as_str)
     }
 
     fn lookup(&self, word: &str) -> Option<&str> {
