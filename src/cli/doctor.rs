@@ -62,9 +62,31 @@ pub fn run(library: &Path, models: &Models) -> Result<()> {
         };
         println!("  {name:<24} {status}  — {what}");
     }
-    match crate::neural::encoder::HattenEncoder::load_default(&device) {
+    match models.hatten() {
         Ok(e) => println!("  {:<24} ok ({} wide, {}) — dense prefetch encoder", "hatten", e.dim(), e.source),
         Err(e) => println!("  {:<24} {e}", "hatten"),
+    }
+    match crate::library::adapt::run_state(library) {
+        Ok(Some(state)) => {
+            if let (Some(start), Some(best)) = (state.history.first(), state.history.iter().rfind(|c| c.best)) {
+                let max = state.options.as_ref().map_or(0, |o| o.max_steps);
+                let (judged, r10) = match (start.cited_r10, best.cited_r10) {
+                    (Some(a), Some(b)) => ("held-out citing sentences", (a, b)),
+                    _ => ("held-out cut sentences", (start.val_r10, best.val_r10)),
+                };
+                println!(
+                    "  {:<24} {} of {max} steps done; {judged} R@10 {:.3} → {:.3} (best at step {}){}",
+                    "adaptation",
+                    state.counters.steps_done,
+                    r10.0,
+                    r10.1,
+                    best.step,
+                    if best.step == 0 { ", not published" } else { "" }
+                );
+            }
+        }
+        Ok(None) => {}
+        Err(e) => println!("  {:<24} {e}", "adaptation"),
     }
     // Loaded where the editor runs it, so the depth printed is the one used.
     match models.reranker() {

@@ -114,7 +114,16 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     } else {
         super::import::CitationVectors::KeepCurrent
     };
-    let mut lib = open_pool(a.pool.clone(), bench, models, citation)?;
+    let pool = match a.pool.clone() {
+        Some(d) => d,
+        None => default_pool_dir(bench)?,
+    };
+    // The pool's own adapted weights (`citewise adapt --library POOL`) where it has them.
+    let models = &Models::on(models.device_preference()).for_library(Some(pool.clone()));
+    if let Ok(h) = models.hatten() {
+        eprintln!("hatten: {}", h.source);
+    }
+    let mut lib = open_pool(&pool, bench, models, citation)?;
     if !a.evidence.is_empty() {
         lib = with_evidence(lib, bench, &a.evidence)?;
     }
@@ -212,16 +221,12 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
 /// database: `--pool` when given, else a directory of its own under the data
 /// dir (never the user's library). Both are built on first use (the journals
 /// skip them later).
-fn open_pool(pool: Option<PathBuf>, bench: &std::path::Path, models: &Models, citation: super::import::CitationVectors) -> Result<Library> {
+fn open_pool(dir: &std::path::Path, bench: &std::path::Path, models: &Models, citation: super::import::CitationVectors) -> Result<Library> {
     let papers = papers_file(bench);
     if !papers.exists() {
         bail!("{}: not found (is --bench the benchmark directory?)", papers.display());
     }
-    let dir = match pool {
-        Some(d) => d,
-        None => default_pool_dir(bench)?,
-    };
-    let lib = Library::open_or_create(&dir)?;
+    let lib = Library::open_or_create(dir)?;
     let summary = import(&lib, &[papers], ImportOptions::default(), &ImportBar::new())?;
     if summary.files_unchanged == 0 {
         eprintln!("benchmark pool imported into {}", dir.display());

@@ -1,5 +1,6 @@
 //! The `citewise` command line (the binary's edge: errors become `anyhow`).
 
+mod adapt;
 mod bench;
 mod doctor;
 mod eval;
@@ -78,6 +79,8 @@ pub enum Command {
     Embed,
     /// Train a model on a citation benchmark
     Train(train::TrainArgs),
+    /// Adapt the dense encoder to the library's own papers, without labels (resumable, bounded by --max-minutes)
+    Adapt(adapt::AdaptArgs),
     /// Serve citations to any editor over the Language Server Protocol (stdio)
     Lsp(lsp::LspArgs),
 }
@@ -87,7 +90,7 @@ pub fn main() -> Result<()> {
     let cli = Cli::parse();
     // The models of this process: loaded on first use, shared by every
     // recommender the command makes.
-    let models = Models::installed();
+    let models = Models::installed().for_library(library_dir(&cli).ok());
     match &cli.command {
         Some(Command::Import(a)) => import::run(&library_dir(&cli)?, a, &models),
         Some(Command::Recommend(a)) => recommend::run(&open_library(&cli)?, a, &models),
@@ -97,6 +100,7 @@ pub fn main() -> Result<()> {
         Some(Command::Info(a)) => info(&cli, a),
         Some(Command::Doctor) => doctor::run(&library_dir(&cli)?, &models),
         Some(Command::Train(a)) => train::run(a, &models),
+        Some(Command::Adapt(a)) => adapt::run(&library_dir(&cli)?, a),
         Some(Command::Lsp(a)) => lsp::run(&library_dir(&cli)?, a, models),
         Some(Command::Embed) => {
             let lib = open_library(&cli)?;
@@ -112,10 +116,11 @@ fn data_dir() -> Result<PathBuf> {
     directories::ProjectDirs::from("", "", "citewise").map(|d| d.data_dir().to_path_buf()).context("no home directory to keep autosaves in")
 }
 
-fn editor(cli: &Cli, models: Models) -> Result<()> {
+fn editor(cli: &Cli, mut models: Models) -> Result<()> {
     use std::io::IsTerminal;
     let (library, draft) = if cli.demo {
         let (lib, draft) = crate::tui::demo::prepare(&data_dir()?.join("demo"))?;
+        models = Models::installed().for_library(Some(lib.clone()));
         (lib, Some(draft))
     } else {
         if cli.file.is_none() {

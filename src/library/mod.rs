@@ -11,6 +11,7 @@
 //! DIR/vectors/              paper vectors of the dense channel (see `index::vectors`)
 //! ```
 
+pub mod adapt;
 pub mod check;
 pub mod embed;
 pub mod evidence_import;

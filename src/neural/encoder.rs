@@ -37,42 +37,83 @@ pub struct HattenEncoder {
     pub field: Option<Arc<FieldProfile>>,
 }
 
-impl HattenEncoder {
+/// Where a library keeps the HAtten weights adapted to its papers
+/// (`citewise adapt`), relative to the library directory.
+pub const ADAPTED_DIR: &str = "models/hatten";
+
+/// What an encoder is built from: its config, safetensors bytes, where they
+/// came from, and the field it was trained in.
+pub struct Weights {
+    pub config: HattenConfig,
+    pub bytes: Vec<u8>,
+    pub source: String,
+    pub field: Option<Arc<FieldProfile>>,
+}
+
+impl Weights {
     /// The weights in the models directory's `hatten/` (written by
-    /// `citewise train hatten`), else the shipped ones. Either way the word
-    /// vectors they name come from the models directory.
-    pub fn load_default(device: &Device) -> Result<HattenEncoder> {
+    /// `citewise train hatten`), else the shipped ones.
+    pub fn default_weights() -> Result<Weights> {
         let dir = models_dir()?.join(HATTEN_DIR);
         if dir.join("model.safetensors").exists() {
-            let config = HattenConfig::from_file(&dir.join("config.json"))?;
-            let words = WordVectors::load_named(config.word_vectors_name())?;
-            return Self::from_dir(&dir, config, Arc::new(words), device);
+            return Weights::in_dir(&dir);
         }
-        Self::shipped(device)
+        Ok(Weights::shipped())
+    }
+
+    /// The weights shipped in `assets/hatten/`.
+    pub fn shipped() -> Weights {
+        let config: HattenConfig = serde_json::from_str(SHIPPED.0).expect("the shipped HAtten config parses");
+        Weights { config, bytes: SHIPPED.1.to_vec(), source: "shipped (assets/hatten)".into(), field: Some(FieldProfile::shipped()) }
+    }
+
+    /// `config.json`, `model.safetensors` and (when there is one) `field.tsv` in `dir`.
+    pub fn in_dir(dir: &Path) -> Result<Weights> {
+        let config = HattenConfig::from_file(&dir.join("config.json"))?;
+        let path = dir.join("model.safetensors");
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let field = FieldProfile::load_beside(dir)?.map(Arc::new);
+        Ok(Weights { config, bytes, source: path.display().to_string(), field })
+    }
+}
+
+impl HattenEncoder {
+    /// The default weights ([`Weights::default_weights`]). Either way the
+    /// word vectors they name come from the models directory.
+    pub fn load_default(device: &Device) -> Result<HattenEncoder> {
+        Self::from_weights(Weights::default_weights()?, device)
+    }
+
+    /// The weights adapted to the library in `library` when it has them
+    /// ([`ADAPTED_DIR`]), else the default ones.
+    pub fn for_library(library: Option<&Path>, device: &Device) -> Result<HattenEncoder> {
+        if let Some(dir) = library.map(|l| l.join(ADAPTED_DIR)).filter(|d| d.join("model.safetensors").exists()) {
+            let mut w = Weights::in_dir(&dir)?;
+            w.source = format!("adapted to this library ({})", dir.display());
+            return Self::from_weights(w, device);
+        }
+        Self::load_default(device)
     }
 
     /// The weights shipped in `assets/hatten/`.
     pub fn shipped(device: &Device) -> Result<HattenEncoder> {
-        let name = "assets/hatten/config.json";
-        let config: HattenConfig =
-            serde_json::from_str(SHIPPED.0).map_err(|e| Error::Parse { path: name.into(), line: e.line(), reason: e.to_string() })?;
-        let words = WordVectors::load_named(config.word_vectors_name())?;
-        let mut e = Self::from_parts(config, SHIPPED.1.to_vec(), "shipped (assets/hatten)".into(), Arc::new(words), device)?;
-        e.field = Some(FieldProfile::shipped());
-        Ok(e)
+        Self::from_weights(Weights::shipped(), device)
     }
 
     /// Weights written by `citewise train hatten` in `dir`.
     pub fn load_dir(dir: &Path, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
-        Self::from_dir(dir, HattenConfig::from_file(&dir.join("config.json"))?, words, device)
+        Self::with_words(Weights::in_dir(dir)?, words, device)
     }
 
-    /// The weights in `dir` under an already read `config`.
-    fn from_dir(dir: &Path, config: HattenConfig, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
-        let path = dir.join("model.safetensors");
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let mut e = Self::from_parts(config, bytes, path.display().to_string(), words, device)?;
-        e.field = FieldProfile::load_beside(dir)?.map(Arc::new);
+    /// An encoder of `w`, reading the word vectors its config names.
+    pub fn from_weights(w: Weights, device: &Device) -> Result<HattenEncoder> {
+        let words = WordVectors::load_named(w.config.word_vectors_name())?;
+        Self::with_words(w, Arc::new(words), device)
+    }
+
+    fn with_words(w: Weights, words: Arc<WordVectors>, device: &Device) -> Result<HattenEncoder> {
+        let mut e = Self::from_parts(w.config, w.bytes, w.source, words, device)?;
+        e.field = w.field;
         Ok(e)
     }
 
@@ -111,9 +152,10 @@ impl HattenEncoder {
 }
 
 impl HattenEncoder {
-    /// The default HAtten encoder on `backend`, saying where it runs.
-    pub fn load_on(backend: &Backend) -> Result<HattenEncoder> {
-        let mut e = HattenEncoder::load_default(&backend.device)?;
+    /// The HAtten encoder of the library in `library` (adapted weights when
+    /// it has them, else the default) on `backend`, saying where it runs.
+    pub fn load_on(library: Option<&Path>, backend: &Backend) -> Result<HattenEncoder> {
+        let mut e = HattenEncoder::for_library(library, &backend.device)?;
         e.backend = format!("{} on {}", backend.name, backend.adapter);
         Ok(e)
     }

@@ -46,6 +46,14 @@ impl FieldProfile {
         FieldProfile { contexts }
     }
 
+    /// Adds `other`'s counts to this profile's (a model trained further on
+    /// more queries knows the terms of both).
+    pub fn merge(&mut self, other: &FieldProfile) {
+        for (term, n) in &other.contexts {
+            *self.contexts.entry(term.clone()).or_default() += n;
+        }
+    }
+
     /// The profile shipped with the default models (parsed once, shared).
     pub fn shipped() -> Arc<FieldProfile> {
         static PROFILE: LazyLock<Arc<FieldProfile>> = LazyLock::new(|| {
@@ -108,6 +116,11 @@ impl FieldProfile {
         self.contexts.get(term).is_some_and(|n| *n >= MIN_CONTEXTS)
     }
 
+    /// The terms known.
+    pub fn iter_known(&self) -> impl Iterator<Item = &str> {
+        self.contexts.iter().filter(|(_, n)| **n >= MIN_CONTEXTS).map(|(t, _)| t.as_str())
+    }
+
     /// Terms known.
     pub fn len(&self) -> usize {
         self.contexts.values().filter(|n| **n >= MIN_CONTEXTS).count()
@@ -166,6 +179,16 @@ mod tests {
         let back = FieldProfile::parse(&text, Path::new("field.tsv")).unwrap();
         assert!(back.knows("pars") && !back.knows("parser") && !back.knows("again"));
         assert_eq!(back.len(), 1);
+    }
+
+    #[test]
+    fn a_merged_profile_knows_what_either_knew_and_sums_the_counts() {
+        let mut p = FieldProfile::parse("pars\t10\ntag\t2\n", Path::new("f")).unwrap();
+        assert!(!p.knows("tag"));
+        p.merge(&FieldProfile::from_texts(["tagging", "retrieval"]));
+        assert!(p.knows("pars") && p.knows("tag"), "2 + 1 queries hold `tag`");
+        assert!(!p.knows("retriev"), "one query is not enough");
+        assert!(p.to_tsv().lines().any(|l| l == "tag\t3"));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! retried on the next use (e.g. after the models were fetched), and its
 //! error says what is missing.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::paper_cosines::PaperCosines;
@@ -55,6 +56,8 @@ enum Availability {
 pub struct Models {
     availability: Availability,
     device: DevicePreference,
+    /// The library whose adapted weights are used where it has them.
+    library: Option<PathBuf>,
     backend: Lazy<Backend>,
     hatten: Lazy<HattenEncoder>,
     citation: Lazy<BiEncoder>,
@@ -81,6 +84,7 @@ impl Models {
         Models {
             availability: Availability::Installed,
             device,
+            library: None,
             backend: Lazy::new(),
             hatten: Lazy::new(),
             citation: Lazy::new(),
@@ -94,6 +98,18 @@ impl Models {
     /// lexical evidence) and no rerank stage.
     pub fn none() -> Models {
         Models { availability: Availability::Off, ..Models::installed() }
+    }
+
+    /// These models for the library in `dir`: the weights adapted to it
+    /// (`citewise adapt`) where it has them.
+    pub fn for_library(mut self, dir: Option<PathBuf>) -> Models {
+        self.library = dir;
+        self
+    }
+
+    /// The device these models were asked to run on.
+    pub fn device_preference(&self) -> DevicePreference {
+        self.device
     }
 
     /// These models with `reranker` as the cross-encoder.
@@ -123,7 +139,7 @@ impl Models {
     /// The HAtten encoder (the dense prefetch channel).
     pub fn hatten(&self) -> Result<Arc<HattenEncoder>> {
         self.available("hatten")?;
-        self.hatten.get(|| HattenEncoder::load_on(&self.backend()))
+        self.hatten.get(|| HattenEncoder::load_on(self.library.as_deref(), &self.backend()))
     }
 
     /// The citation encoder (the citation channel, span and paper cosines).

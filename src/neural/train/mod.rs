@@ -21,7 +21,10 @@
 //! negatives, `batch` the draws of a step, `loss` the objectives and
 //! `validation` the recalls. Files, state, resume and the best / last
 //! weights are [`super::training_run`]'s, shared with the reranker.
+//! `adapt` fine-tunes trained weights on a library's own papers, without
+//! labels (the inverse cloze task), with the same batches and objective.
 
+pub mod adapt;
 mod batch;
 mod data;
 mod loss;

@@ -158,6 +158,9 @@ impl crate::neural::training_run::RunProgress for Quiet {
 impl TrainProgress for Quiet {
     fn epoch(&self, _: &EpochReport) {}
 }
+impl super::adapt::AdaptProgress for Quiet {
+    fn checkpoint(&self, _: &super::adapt::AdaptCheckpoint) {}
+}
 impl super::super::rerank_train::RerankProgress for Quiet {
     fn checkpoint(&self, _: &super::super::rerank_train::Checkpoint) {}
 }
