@@ -204,8 +204,9 @@ fn a_short_adaptation_resumes_is_published_and_the_library_uses_it() {
     assert_eq!(published, adapted_dir(dir.path()));
     let adapted = HattenEncoder::for_library(Some(dir.path()), &device).unwrap();
     assert!(adapted.source.contains("adapted to this library"), "{}", adapted.source);
+    let read = |p: std::path::PathBuf| std::fs::read(p).unwrap();
+    assert_eq!(read(published.join("model.safetensors")), read(out.join("model.safetensors")), "the run's best weights");
     let default = HattenEncoder::for_library(None, &device).unwrap();
-    assert_ne!(adapted.fingerprint(), default.fingerprint(), "vectors of the two are not comparable");
     let field = adapted.field.as_ref().expect("a field profile");
     let shipped = base.field.as_ref().unwrap();
     assert!(shipped.iter_known().all(|t| field.knows(t)), "and still every word the shipped one knew");
@@ -215,4 +216,44 @@ fn a_short_adaptation_resumes_is_published_and_the_library_uses_it() {
     let back = HattenEncoder::for_library(Some(dir.path()), &device).unwrap();
     assert_eq!(back.fingerprint(), default.fingerprint());
     assert!(!remove(dir.path()).unwrap(), "nothing left to remove");
+}
+
+/// The command line: a library without citing sentences is refused with
+/// what to import, and `doctor` names the HAtten weights the library uses:
+/// the default ones, then the adapted ones once published (here the shipped
+/// weights copied into the library, standing in for a run's).
+#[test]
+fn adapt_refuses_a_library_without_citing_sentences_and_doctor_names_the_active_weights() {
+    if !common::models_or_fail("doctor loads every model") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lib = common::fixture_library(dir.path(), env!("CARGO_BIN_EXE_citewise"));
+    let run =
+        |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_citewise")).arg("--library").arg(&lib).args(args).output().unwrap();
+
+    let o = run(&["adapt", "--max-minutes", "1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("holds no citing sentences") && err.contains("import --evidence") && err.contains("--without-citations"), "{err}");
+    assert!(!adapted_dir(&lib).exists() && !run_dir(&lib).exists(), "nothing written");
+
+    let hatten_line = |o: &std::process::Output| {
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines().find(|l| l.trim_start().starts_with("hatten")).unwrap_or_else(|| panic!("no hatten line:\n{out}")).to_string()
+    };
+    let before = run(&["doctor"]);
+    assert!(!hatten_line(&before).contains("adapted"), "{}", hatten_line(&before));
+
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/hatten");
+    std::fs::create_dir_all(adapted_dir(&lib)).unwrap();
+    for f in ["config.json", "model.safetensors"] {
+        std::fs::copy(shipped.join(f), adapted_dir(&lib).join(f)).unwrap();
+    }
+    let after = run(&["doctor"]);
+    let line = hatten_line(&after);
+    assert!(
+        line.contains("ok") && line.contains("adapted to this library") && line.contains(&*adapted_dir(&lib).to_string_lossy()),
+        "{line}"
+    );
 }
