@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use citewise::library::adapt::{adapted_dir, ict_data, PairOptions};
+use citewise::library::adapt::{adaptation_data, adapted_dir, PairOptions};
 use citewise::library::Library;
 use citewise::neural::field::FieldProfile;
 
@@ -17,7 +17,7 @@ fn main() -> anyhow::Result<()> {
     let dir = PathBuf::from(&args[1]);
     let seed: u64 = args.get(2).map_or(PairOptions::default().seed, |s| s.parse().unwrap());
     let lib = Library::open(&dir)?;
-    let data = ict_data(&lib, &PairOptions { seed, ..PairOptions::default() }, &|_, _| {})?;
+    let data = adaptation_data(&lib, &PairOptions { seed, ..PairOptions::default() }, &|_, _| {})?;
     let adapted = FieldProfile::load_beside(&adapted_dir(&dir))?.ok_or_else(|| anyhow::anyhow!("{}: no adapted weights", dir.display()))?;
     for (name, profile) in [("shipped", &*FieldProfile::shipped()), ("adapted", &adapted)] {
         let mut cov: Vec<f32> = data.val.iter().map(|p| profile.coverage_in(lib.papers(), &p.query)).collect();

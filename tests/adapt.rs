@@ -14,7 +14,7 @@ use burn::tensor::Device;
 use citewise::corpus::benchmark::load_contexts;
 use citewise::corpus::citation_markup::strip_citations;
 use citewise::index::analyzer::{counted_terms, english};
-use citewise::library::adapt::{adapted_dir, ict_data, publish, remove, run_dir, run_state, PairOptions};
+use citewise::library::adapt::{adaptation_data, adapted_dir, publish, remove, run_dir, run_state, PairOptions};
 use citewise::library::evidence_import::import_evidence;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
@@ -51,7 +51,7 @@ fn inverse_cloze_pairs_cut_a_sentence_out_of_real_abstracts() {
     let dir = tempfile::tempdir().unwrap();
     let Some(lib) = acm_library(dir.path()) else { return };
     let opts = PairOptions { train: 150, val: 15, pool: 200, negatives: 5, seed: 3, ..PairOptions::default() };
-    let data = ict_data(&lib, &opts, &|_, _| {}).unwrap();
+    let data = adaptation_data(&lib, &opts, &|_, _| {}).unwrap();
     assert_eq!((data.train.len(), data.val.len()), (150, 15));
     assert!(data.cited_val.is_empty() && data.train.iter().all(|p| p.kind == PairKind::Cloze), "no evidence, no citing sentences");
 
@@ -88,7 +88,7 @@ fn inverse_cloze_pairs_cut_a_sentence_out_of_real_abstracts() {
     assert!(data.pool.iter().all(|i| !held.contains(i)));
     assert_eq!(data.pool.len(), 200);
     // The same library and seed give the same pairs.
-    let again = ict_data(&lib, &opts, &|_, _| {}).unwrap();
+    let again = adaptation_data(&lib, &opts, &|_, _| {}).unwrap();
     assert_eq!(again.train, data.train);
     assert_eq!(again.val, data.val);
 }
@@ -134,7 +134,7 @@ fn citing_sentences_train_with_their_cited_papers_and_whole_documents_are_held_o
     let dir = tempfile::tempdir().unwrap();
     let Some((lib, citing_of)) = benchmark_library(dir.path()) else { return };
     let opts = PairOptions { train: 100, val: 10, pool: 100, negatives: 5, citing: 1000, cited_val: 40, seed: 7 };
-    let data = ict_data(&lib, &opts, &|_, _| {}).unwrap();
+    let data = adaptation_data(&lib, &opts, &|_, _| {}).unwrap();
     let citing: Vec<_> = data.train.iter().filter(|p| p.kind == PairKind::Citing).collect();
     assert!(citing.len() > 250, "{} citing sentences trained on", citing.len());
     assert!((30..80).contains(&data.cited_val.len()), "{} held out", data.cited_val.len());
@@ -170,7 +170,7 @@ fn a_short_adaptation_resumes_is_published_and_the_library_uses_it() {
     let dir = tempfile::tempdir().unwrap();
     let Some((lib, _)) = benchmark_library(dir.path()) else { return };
     let opts = PairOptions { train: 320, val: 30, pool: 300, negatives: 8, citing: 200, cited_val: 40, seed: 5 };
-    let data = ict_data(&lib, &opts, &|_, _| {}).unwrap();
+    let data = adaptation_data(&lib, &opts, &|_, _| {}).unwrap();
     let base = Weights::shipped();
     let words = WordVectors::load_named(base.config.word_vectors_name()).unwrap();
     let device = Device::flex();

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::train::Bars;
-use crate::library::adapt::{ict_data, publish, remove, run_dir, PairOptions};
+use crate::library::adapt::{adaptation_data, publish, remove, run_dir, PairOptions};
 use crate::library::Library;
 use crate::neural::backend::{select, DevicePreference};
 use crate::neural::encoder::Weights;
@@ -113,7 +113,7 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     let bars = Bars::new();
     bars.phase("making pairs", a.pairs as u64);
     let pair_opts = PairOptions { train: a.pairs, val: a.val_pairs, seed: a.seed, ..PairOptions::default() };
-    let data = ict_data(&lib, &pair_opts, &|done, total| {
+    let data = adaptation_data(&lib, &pair_opts, &|done, total| {
         bars.bar.set_length(total);
         bars.bar.set_position(done);
     })?;

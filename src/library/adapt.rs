@@ -58,7 +58,7 @@ const MIN_CITING_WORDS: usize = 6;
 
 /// The library's papers, its inverse-cloze pairs and its citing sentences.
 /// `on_progress(done, total)` follows the BM25 searches.
-pub fn ict_data(lib: &Library, opts: &PairOptions, on_progress: &dyn Fn(u64, u64)) -> Result<AdaptData> {
+pub fn adaptation_data(lib: &Library, opts: &PairOptions, on_progress: &dyn Fn(u64, u64)) -> Result<AdaptData> {
     let mut ids: Vec<String> = Vec::new();
     let mut papers: Vec<DocText> = Vec::new();
     lib.papers().for_each_paper(&mut |p| {
