@@ -221,9 +221,14 @@ pub fn adapt_hatten(
     let train_opts = TrainOptions { loss: Loss::Softmax, temperature: opts.temperature, ..TrainOptions::default() };
     let cloze_check = Validator::cloze(data);
     let cited_check = (!data.cited_val.is_empty()).then(|| Validator::cited(data));
+    let pool_texts: Vec<DocText> = data.pool.iter().map(|&i| data.papers[i].clone()).collect();
     let validate = |model: &Hatten, step: usize, loss: f32, t0: Instant| {
-        let (val_r10, val_mrr) = cloze_check.validate(model, config, words, device, progress);
-        let cited = cited_check.as_ref().map(|v| v.validate(model, config, words, device, progress));
+        // The pool is encoded once for both checks.
+        progress.phase("encoding the validation pool", pool_texts.len() as u64);
+        let pool_vecs = embed(model, config, words, &pool_texts, device, &|n| progress.advance(n, None));
+        let check = |v: &Validator| v.validate(model, config, words, device, &pool_vecs, progress);
+        let (val_r10, val_mrr) = check(&cloze_check);
+        let cited = cited_check.as_ref().map(check);
         AdaptCheckpoint {
             step,
             loss,
@@ -342,55 +347,58 @@ fn batch_of(data: &AdaptData, chosen: &[usize], rng: &mut StdRng) -> Batch {
     Batch { queries, docs, valid, pos_hot, neg_hot }
 }
 
-/// Validation: held-out queries ranked against a set of papers.
+/// Validation: held-out queries ranked against the pool
+/// ([`AdaptData::pool`], rows `0..pool.len()`) and papers of their own
+/// (the rows after it).
 struct Validator {
     queries: Vec<DocText>,
-    docs: Vec<DocText>,
-    /// Per query, the rows of `docs` it must find.
+    /// Papers ranked besides the pool.
+    own: Vec<DocText>,
+    /// Per query, the rows it must find.
     targets: Vec<Vec<usize>>,
 }
 
 impl Validator {
-    /// The inverse-cloze pairs: each query against its own cut paper (rows
-    /// `0..val.len()`) and the pool.
+    /// The inverse-cloze pairs: each query against its own cut paper (none
+    /// of them is in the pool) and the pool.
     fn cloze(data: &AdaptData) -> Validator {
         let queries = data.val.iter().map(|p| DocText { context: p.query.clone(), ..DocText::default() }).collect();
-        let docs = data.val.iter().map(|p| p.positive.clone()).chain(data.pool.iter().map(|&i| data.papers[i].clone())).collect();
-        Validator { queries, docs, targets: (0..data.val.len()).map(|i| vec![i]).collect() }
+        let own = data.val.iter().map(|p| p.positive.clone()).collect();
+        Validator { queries, own, targets: (0..data.val.len()).map(|i| vec![data.pool.len() + i]).collect() }
     }
 
-    /// The citing sentences: each against the papers they cite and the pool.
+    /// The citing sentences: each against the pool and the papers they cite
+    /// that it lacks.
     fn cited(data: &AdaptData) -> Validator {
-        let mut rows: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-        let mut papers: Vec<usize> = Vec::new();
+        let mut rows: std::collections::HashMap<usize, usize> = data.pool.iter().enumerate().map(|(row, &p)| (p, row)).collect();
+        let mut own: Vec<DocText> = Vec::new();
         let mut row_of = |p: usize| {
             *rows.entry(p).or_insert_with(|| {
-                papers.push(p);
-                papers.len() - 1
+                own.push(data.papers[p].clone());
+                data.pool.len() + own.len() - 1
             })
         };
         let targets: Vec<Vec<usize>> =
             data.cited_val.iter().map(|c| std::iter::once(c.paper).chain(c.also.iter().copied()).map(&mut row_of).collect()).collect();
-        for &p in &data.pool {
-            row_of(p);
-        }
         let queries = data.cited_val.iter().map(|p| DocText { context: p.query.clone(), ..DocText::default() }).collect();
-        let docs = papers.iter().map(|&i| data.papers[i].clone()).collect();
-        Validator { queries, docs, targets }
+        Validator { queries, own, targets }
     }
 
-    /// Mean R@10 and MRR of the targets.
+    /// Mean R@10 and MRR of the targets; `pool_vecs` are the pool's vectors
+    /// under `model`.
     fn validate(
         &self,
         model: &Hatten,
         config: &HattenConfig,
         words: &WordVectors,
         device: &Device,
+        pool_vecs: &[f32],
         progress: &dyn RunProgress,
     ) -> (f64, f64) {
-        progress.phase("validating", (self.docs.len() + self.queries.len()) as u64);
+        progress.phase("validating", (self.own.len() + self.queries.len()) as u64);
         let d = config.d_model;
-        let doc_vecs = embed(model, config, words, &self.docs, device, &|n| progress.advance(n, None));
+        let mut doc_vecs = pool_vecs.to_vec();
+        doc_vecs.extend(embed(model, config, words, &self.own, device, &|n| progress.advance(n, None)));
         let query_vecs = embed(model, config, words, &self.queries, device, &|n| progress.advance(n, None));
         let (mut r10, mut mrr) = (0f64, 0f64);
         for (qi, targets) in self.targets.iter().enumerate() {
