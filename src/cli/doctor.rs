@@ -27,9 +27,15 @@ pub fn run(library: &Path, models: &Models) -> Result<()> {
             let ev = lib.evidence().stats()?;
             let papers = lib.papers().num_papers();
             println!("library   {} ({papers} papers, {} evidence spans)", library.display(), ev.spans);
-            match report.stores.iter().find(|(name, _)| *name == check::CITATION_STORE) {
-                Some((_, None)) => println!("          citation channel: damaged (see below)"),
-                Some((_, Some(s))) => println!("          citation channel: {} of {papers} papers encoded", s.live),
+            let store = |name: &str| report.stores.iter().find(|(n, _)| *n == name).map(|(_, s)| *s);
+            let stand_ins = match store(check::STUDENT_STORE) {
+                Some(Some(s)) if s.live > 0 => format!(", {} with the student's stand-ins (`citewise embed` replaces them)", s.live),
+                _ => String::new(),
+            };
+            match store(check::CITATION_STORE) {
+                Some(None) => println!("          citation channel: damaged (see below)"),
+                Some(Some(s)) => println!("          citation channel: {} of {papers} papers encoded{stand_ins}", s.live),
+                None if !stand_ins.is_empty() => println!("          citation channel: 0 of {papers} papers encoded{stand_ins}"),
                 None => println!("          citation channel: off (`citewise embed` encodes the papers)"),
             }
         }
@@ -87,6 +93,21 @@ pub fn run(library: &Path, models: &Models) -> Result<()> {
         }
         Ok(None) => {}
         Err(e) => println!("  {:<24} {e}", "adaptation"),
+    }
+    match crate::library::student::student_weights(library) {
+        Ok(w) => {
+            let steps = match crate::library::student::run_state(library) {
+                Ok(Some(state)) => state.history.iter().rfind(|c| c.best).map_or(String::new(), |b| {
+                    format!(
+                        "; held-out cosine to the citation encoder {:.3}, top-10 overlap {:.3} at step {}",
+                        b.cosine, b.top10_overlap, b.step
+                    )
+                }),
+                _ => String::new(),
+            };
+            println!("  {:<24} ok ({}{steps}) — fast stand-in for the citation encoder's paper vectors", "student", w.source)
+        }
+        Err(e) => println!("  {:<24} {e}", "student"),
     }
     // Loaded where the editor runs it, so the depth printed is the one used.
     match models.reranker() {

@@ -18,6 +18,10 @@ use crate::pipeline::{ChannelId, Fusion, Models, Recommender, Settings, Stages};
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
+    /// Leave the pool's citation vectors as they are (do not encode the
+    /// papers that lack one): measures a pool the student's stand-ins cover
+    #[arg(long)]
+    pub as_encoded: bool,
     /// Benchmark directory holding papers.jsonl.gz and contexts.jsonl.gz
     #[arg(long, value_name = "DIR", required_unless_present = "compare")]
     pub bench: Option<PathBuf>,
@@ -109,7 +113,7 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     let bench = a.bench.as_ref().expect("clap requires --bench");
     // The pool gets the citation channel's paper vectors whenever the
     // channel is evaluated (every channel by default): encoded once, kept.
-    let citation = if a.stages.is_empty() || a.stages.iter().any(|s| s == ChannelId::Citation.name()) {
+    let citation = if !a.as_encoded && (a.stages.is_empty() || a.stages.iter().any(|s| s == ChannelId::Citation.name())) {
         super::import::CitationVectors::All
     } else {
         super::import::CitationVectors::KeepCurrent
@@ -239,6 +243,7 @@ fn open_pool(dir: &std::path::Path, bench: &std::path::Path, models: &Models, ci
         print_evidence_summary(&ev, false);
     }
     super::import::embed_papers(&lib, models)?;
+    super::import::embed_student(&lib, models)?;
     super::import::embed_citation(&lib, models, citation)?;
     Ok(lib)
 }

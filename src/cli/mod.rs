@@ -2,6 +2,7 @@
 
 mod adapt;
 mod bench;
+mod distill;
 mod doctor;
 mod eval;
 mod evidence;
@@ -75,14 +76,26 @@ pub enum Command {
     Info(InfoArgs),
     /// Check the library, the model weights and the compute backend
     Doctor,
-    /// Compute the vectors of evidence spans and papers that have none: span vectors, HAtten vectors, citation-channel vectors (resumes; import keeps them current)
-    Embed,
+    /// Compute the vectors of evidence spans and papers that have none: span vectors, HAtten vectors, the student's stand-in citation vectors (fast), citation-channel vectors (resumes; import keeps them current)
+    Embed(EmbedArgs),
     /// Train a model on a citation benchmark
     Train(train::TrainArgs),
     /// Adapt the dense encoder to the library's own papers, without labels (resumable, bounded by --max-minutes)
     Adapt(adapt::AdaptArgs),
+    /// Distil the citation encoder into a fast student on the library's papers, so that the citation channel covers the library in minutes (resumable, bounded by --max-minutes)
+    Distill(distill::DistillArgs),
     /// Serve citations to any editor over the Language Server Protocol (stdio)
     Lsp(lsp::LspArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EmbedArgs {
+    /// Only the fast encoders: HAtten and the student's stand-ins for the
+    /// citation channel (minutes for a large library); the citation
+    /// encoder's own vectors and the span vectors are left for a later
+    /// `citewise embed`
+    #[arg(long)]
+    pub fast: bool,
 }
 
 /// Parses the command line and runs it.
@@ -101,11 +114,18 @@ pub fn main() -> Result<()> {
         Some(Command::Doctor) => doctor::run(&library_dir(&cli)?, &models),
         Some(Command::Train(a)) => train::run(a, &models),
         Some(Command::Adapt(a)) => adapt::run(&library_dir(&cli)?, a),
+        Some(Command::Distill(a)) => distill::run(&library_dir(&cli)?, a),
         Some(Command::Lsp(a)) => lsp::run(&library_dir(&cli)?, a, models),
-        Some(Command::Embed) => {
+        Some(Command::Embed(a)) => {
             let lib = open_library(&cli)?;
-            import::encode_spans(&lib, &models)?;
+            if !a.fast {
+                import::encode_spans(&lib, &models)?;
+            }
             import::embed_papers(&lib, &models)?;
+            import::embed_student(&lib, &models)?;
+            if a.fast {
+                return Ok(());
+            }
             import::embed_citation(&lib, &models, import::CitationVectors::All)
         }
         None => editor(&cli, models),

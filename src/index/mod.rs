@@ -3,6 +3,7 @@
 pub mod analyzer;
 pub mod health;
 pub mod identity;
+pub mod layered;
 pub mod paper_index;
 pub mod schema;
 pub mod vectors;

@@ -243,6 +243,11 @@ impl VectorStore {
         }
     }
 
+    /// Rows in the data file, emptied ones included.
+    pub fn rows(&self) -> usize {
+        self.manifest.ids.len()
+    }
+
     /// The paper id of row `row` ("" for an emptied row).
     pub fn id_of_row(&self, row: usize) -> &str {
         &self.manifest.ids[row]
@@ -255,11 +260,21 @@ impl VectorStore {
         Some(&self.matrix()[r * d..(r + 1) * d])
     }
 
+    /// The fingerprint of the encoder its vectors come from.
+    pub fn encoder(&self) -> &str {
+        &self.manifest.encoder
+    }
+
     /// The `k` rows of highest dot product with `query` (cosine, for
     /// normalised vectors), best first; exact, over all rows, on `threads`
     /// threads.
     pub fn search(&self, query: &[f32], k: usize, threads: usize) -> Vec<VectorHit> {
-        top_k(self.matrix(), self.manifest.dim, query, k, threads)
+        self.search_skipping(query, k, threads, None)
+    }
+
+    /// [`VectorStore::search`] without the rows `skip` marks (indexed by row).
+    pub fn search_skipping(&self, query: &[f32], k: usize, threads: usize, skip: Option<&[bool]>) -> Vec<VectorHit> {
+        top_k_skipping(self.matrix(), self.manifest.dim, query, k, threads, skip)
             .into_iter()
             .filter(|(r, _)| !self.manifest.ids[*r].is_empty())
             .map(|(r, s)| VectorHit { id: self.manifest.ids[r].clone(), score: s })
@@ -269,6 +284,12 @@ impl VectorStore {
 
 /// Exact top-k by dot product over a row-major matrix: `(row, score)`, best first.
 pub fn top_k(matrix: &[f32], dim: usize, query: &[f32], k: usize, threads: usize) -> Vec<(usize, f32)> {
+    top_k_skipping(matrix, dim, query, k, threads, None)
+}
+
+/// [`top_k`] over the rows `r` where `skip[r]` is false (every row when
+/// `skip` is `None`; rows past its end are kept).
+pub fn top_k_skipping(matrix: &[f32], dim: usize, query: &[f32], k: usize, threads: usize, skip: Option<&[bool]>) -> Vec<(usize, f32)> {
     assert_eq!(query.len(), dim, "query width");
     let n = matrix.len().checked_div(dim).unwrap_or(0);
     if n == 0 || k == 0 {
@@ -281,7 +302,7 @@ pub fn top_k(matrix: &[f32], dim: usize, query: &[f32], k: usize, threads: usize
             .map(|t| {
                 let start = t * chunk;
                 let end = ((t + 1) * chunk).min(n);
-                s.spawn(move || scan(matrix, dim, query, k, start, end))
+                s.spawn(move || scan(matrix, dim, query, k, start, end, skip))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("search thread")).collect()
@@ -306,9 +327,12 @@ impl Ord for Scored {
     }
 }
 
-fn scan(matrix: &[f32], dim: usize, query: &[f32], k: usize, start: usize, end: usize) -> Vec<(usize, f32)> {
+fn scan(matrix: &[f32], dim: usize, query: &[f32], k: usize, start: usize, end: usize, skip: Option<&[bool]>) -> Vec<(usize, f32)> {
     let mut heap: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(k + 1);
     for r in start..end {
+        if skip.is_some_and(|s| s.get(r).copied().unwrap_or(false)) {
+            continue;
+        }
         let row = &matrix[r * dim..(r + 1) * dim];
         let s = dot(row, query);
         if heap.len() < k {

@@ -29,10 +29,16 @@ pub struct Report {
 
 /// The name of the citation channel's store in [`Report::stores`].
 pub const CITATION_STORE: &str = "citation channel";
+/// The name of the student's stand-ins for the citation channel.
+pub const STUDENT_STORE: &str = "citation channel stand-ins (student)";
 
 /// The library's vector stores: what each holds, and its directory name.
-pub const STORES: &[(&str, &str)] =
-    &[("dense channel (HAtten)", "vectors"), (CITATION_STORE, "citation-vectors"), ("evidence span vectors", "span-vectors")];
+pub const STORES: &[(&str, &str)] = &[
+    ("dense channel (HAtten)", "vectors"),
+    (CITATION_STORE, "citation-vectors"),
+    (STUDENT_STORE, "citation-vectors-student"),
+    ("evidence span vectors", "span-vectors"),
+];
 
 /// The problems of the library in `dir` (none for a directory that holds
 /// no library: there is nothing to verify).

@@ -66,12 +66,70 @@ pub fn embed_library(lib: &Library, encoder: &HattenEncoder, on_start: &dyn Fn(u
     Ok(EmbedSummary { embedded: todo.len(), kept, repaired })
 }
 
-/// Papers each thread encodes between progress reports (bi-encoder).
+/// Papers each thread encodes between progress reports.
 const PROGRESS_EVERY: usize = 64;
 
+/// Encodes `items` with `encode` (unit vectors, `dim` wide, row-major) on
+/// `threads` threads (the CPU backend runs a model on one core), in pieces
+/// that go to whichever thread is free (texts differ in length, so fixed
+/// shares would leave a core idle); `on_progress(k)` after each piece.
+pub fn encode_in_threads<T: Sync>(
+    items: &[T],
+    threads: usize,
+    dim: usize,
+    encode: &(dyn Fn(&[T]) -> Result<Vec<f32>> + Sync),
+    on_progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<f32>> {
+    let pieces: Vec<&[T]> = items.chunks(PROGRESS_EVERY).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Per thread: (piece, vectors) of every piece it encoded.
+    type Encoded = Result<Vec<(usize, Vec<f32>)>>;
+    let done: Vec<Encoded> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.max(1).min(pieces.len()))
+            .map(|_| {
+                s.spawn(|| -> Encoded {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(piece) = pieces.get(i) else { return Ok(out) };
+                        out.push((i, encode(piece)?));
+                        on_progress(piece.len() as u64);
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("paper encoder thread panicked")).collect()
+    });
+    let mut encoded: Vec<Option<Vec<f32>>> = vec![None; pieces.len()];
+    for part in done {
+        for (i, v) in part? {
+            encoded[i] = Some(v);
+        }
+    }
+    let vectors: Vec<f32> = encoded.into_iter().flat_map(|v| v.expect("every piece encoded")).collect();
+    debug_assert_eq!(vectors.len(), items.len() * dim);
+    Ok(vectors)
+}
+
+/// Paper texts under the citation bi-encoder, on `threads` threads.
+pub fn encode_with_bi_encoder(
+    encoder: &BiEncoder,
+    texts: &[String],
+    threads: usize,
+    on_progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<f32>> {
+    encode_in_threads(
+        texts,
+        threads,
+        encoder.dim(),
+        &|piece: &[String]| encoder.encode(&piece.iter().map(String::as_str).collect::<Vec<_>>()),
+        on_progress,
+    )
+}
+
 /// Encodes, under the citation bi-encoder, the papers that have no current
-/// vector in the library's citation vector store, on `threads` threads (the
-/// CPU backend runs a model on one core). Same callbacks as `embed_library`.
+/// vector in the library's citation vector store, on `threads` threads.
+/// Same callbacks as `embed_library`.
 pub fn embed_citation_vectors(
     lib: &Library,
     encoder: &BiEncoder,
@@ -82,40 +140,46 @@ pub fn embed_citation_vectors(
     let (mut store, repaired) = VectorStore::open_or_reset(&lib.citation_vectors_dir(), encoder.dim(), &encoder.fingerprint())?;
     let (todo, kept) = stale_papers(lib, &store, |p| paper_text(&p.title, &p.abstract_text))?;
     on_start(todo.len() as u64);
-    let threads = threads.max(1);
-    let dim = encoder.dim();
     for chunk in todo.chunks(COMMIT_EVERY) {
-        // Pieces go to whichever thread is free (texts differ in length, so
-        // fixed shares would leave a core idle).
-        let pieces: Vec<&[(String, u64, String)]> = chunk.chunks(PROGRESS_EVERY).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        // Per thread: (row in the chunk, vector) of every paper it encoded.
-        type Encoded = Result<Vec<(usize, Vec<f32>)>>;
-        let done: Vec<Encoded> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads.min(pieces.len()))
-                .map(|_| {
-                    s.spawn(|| -> Result<Vec<(usize, Vec<f32>)>> {
-                        let mut out = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(piece) = pieces.get(i) else { return Ok(out) };
-                            let texts: Vec<&str> = piece.iter().map(|t| t.2.as_str()).collect();
-                            out.push((i, encoder.encode(&texts)?));
-                            on_progress(piece.len() as u64);
-                        }
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("paper encoder thread panicked")).collect()
-        });
-        let mut encoded: Vec<Option<Vec<f32>>> = vec![None; pieces.len()];
-        for part in done {
-            for (i, v) in part? {
-                encoded[i] = Some(v);
-            }
-        }
-        let vectors: Vec<f32> = encoded.into_iter().flat_map(|v| v.expect("every piece encoded")).collect();
-        debug_assert_eq!(vectors.len(), chunk.len() * dim);
+        let texts: Vec<String> = chunk.iter().map(|t| t.2.clone()).collect();
+        let vectors = encode_with_bi_encoder(encoder, &texts, threads, on_progress)?;
+        let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.0.clone(), t.1)).collect();
+        store.append(&items, &vectors)?;
+    }
+    Ok(EmbedSummary { embedded: todo.len(), kept, repaired })
+}
+
+/// The fingerprint of stand-in vectors that `student` writes into the space
+/// of the encoder `teacher` (a fingerprint too).
+pub fn student_vectors_fingerprint(student: &str, teacher: &str) -> String {
+    format!("{student} for {teacher}")
+}
+
+/// Encodes, under the student of the citation encoder `teacher` (its
+/// fingerprint), the papers that have neither a current vector of the
+/// teacher's own nor a current stand-in, into the library's student vector
+/// store ([`Library::student_vectors_dir`]); resumable like the others.
+/// `kept` counts papers current in either store.
+pub fn embed_student_vectors(
+    lib: &Library,
+    student: &HattenEncoder,
+    teacher: &str,
+    threads: usize,
+    on_start: &dyn Fn(u64),
+    on_progress: &(dyn Fn(u64) + Sync),
+) -> Result<EmbedSummary> {
+    let fingerprint = student_vectors_fingerprint(student.fingerprint(), teacher);
+    let (mut store, repaired) = VectorStore::open_or_reset(&lib.student_vectors_dir(), student.dim(), &fingerprint)?;
+    let teacher_dir = lib.citation_vectors_dir();
+    let by_teacher = if VectorStore::exists(&teacher_dir) { Some(VectorStore::open(&teacher_dir, student.dim(), teacher)?) } else { None };
+    let (todo, kept) = stale_papers(lib, &store, |p| DocText::paper(&p.title, &p.abstract_text))?;
+    let stale = todo.len();
+    let todo: Vec<_> = todo.into_iter().filter(|t| !by_teacher.as_ref().is_some_and(|s| s.is_current(&t.0, t.1))).collect();
+    let kept = kept + (stale - todo.len());
+    on_start(todo.len() as u64);
+    for chunk in todo.chunks(COMMIT_EVERY) {
+        let texts: Vec<DocText> = chunk.iter().map(|t| t.2.clone()).collect();
+        let vectors = encode_in_threads(&texts, threads, student.dim(), &|piece: &[DocText]| Ok(student.encode(piece)), on_progress)?;
         let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.0.clone(), t.1)).collect();
         store.append(&items, &vectors)?;
     }

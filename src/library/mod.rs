@@ -17,6 +17,7 @@ pub mod embed;
 pub mod evidence_import;
 pub mod import;
 pub mod journal;
+pub mod student;
 
 use std::path::{Path, PathBuf};
 
@@ -150,6 +151,13 @@ impl Library {
     /// citation channel, and the rerank stage's bi-encoder scores).
     pub fn citation_vectors_dir(&self) -> PathBuf {
         self.dir.join("citation-vectors")
+    }
+
+    /// Where the papers' stand-in vectors in the citation encoder's space,
+    /// written by the student distilled from it, live (for the papers that
+    /// have no vector of the citation encoder's own yet).
+    pub fn student_vectors_dir(&self) -> PathBuf {
+        self.dir.join("citation-vectors-student")
     }
 
     /// Where the evidence spans' vectors (citation bi-encoder) are kept.

@@ -77,6 +77,12 @@ impl Weights {
     }
 }
 
+/// What identifies HAtten weights (their safetensors bytes): vectors of
+/// weights with another fingerprint are not comparable.
+pub fn fingerprint_of(bytes: &[u8]) -> String {
+    format!("hatten-{:016x}", crate::util::fnv1a64(bytes))
+}
+
 impl HattenEncoder {
     /// The default weights ([`Weights::default_weights`]). Either way the
     /// word vectors they name come from the models directory.
@@ -127,13 +133,13 @@ impl HattenEncoder {
                 words.name
             )));
         }
-        let fingerprint = format!("hatten-{:016x}", crate::util::fnv1a64(&bytes));
+        let fingerprint = fingerprint_of(&bytes);
         let model = Hatten::load_bytes(&config, bytes, &source, device)?;
         Ok(HattenEncoder { model, config, words, device: device.clone(), fingerprint, source, backend: String::new(), field: None })
     }
 
     pub fn dim(&self) -> usize {
-        self.config.d_model
+        self.config.dim()
     }
 
     pub fn fingerprint(&self) -> &str {

@@ -83,6 +83,9 @@ pub struct HattenConfig {
     pub max_title_words: usize,
     #[config(default = 128)]
     pub max_abstract_words: usize,
+    /// Width of the output when it differs from `d_model` (a linear map
+    /// after pooling): a student that writes into its teacher's space.
+    pub out_dim: Option<usize>,
 }
 
 impl HattenConfig {
@@ -105,7 +108,13 @@ impl HattenConfig {
                 .init(device),
             document_layer: layer(),
             document_pool: MultiHeadPool::new(self.d_model, self.heads, device),
+            output: self.out_dim.map(|o| LinearConfig::new(self.d_model, o).init(device)),
         }
+    }
+
+    /// Width of the vectors it writes.
+    pub fn dim(&self) -> usize {
+        self.out_dim.unwrap_or(self.d_model)
     }
 
     /// The models-directory name of the word vectors this encoder reads.
@@ -136,6 +145,7 @@ pub struct Hatten {
     pub field_types: Embedding,
     pub document_layer: TransformerEncoder,
     pub document_pool: MultiHeadPool,
+    pub output: Option<Linear>,
 }
 
 /// Attention pooling with one learned query per head:
@@ -189,7 +199,10 @@ impl Hatten {
     pub fn documents(&self, paragraphs: Tensor<3>, fields: Tensor<2, Int>, pad: Tensor<2, Bool>) -> Tensor<2> {
         let x = paragraphs + self.field_types.forward(fields);
         let x = self.document_layer.forward(TransformerEncoderInput::new(x).mask_pad(pad.clone()));
-        let v = self.document_pool.forward(x, pad);
+        let mut v = self.document_pool.forward(x, pad);
+        if let Some(output) = &self.output {
+            v = output.forward(v);
+        }
         let norm = v.clone().powf_scalar(2.0).sum_dim(1).sqrt().clamp_min(1e-12);
         v / norm
     }

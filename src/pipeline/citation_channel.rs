@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::channel::{Channel, ChannelId, ChannelOutput};
 use super::query::Query;
 use crate::error::{Error, Result};
+use crate::index::layered::LayeredVectors;
 use crate::index::vectors::VectorStore;
 use crate::library::Library;
 use crate::neural::bi_encoder::BiEncoder;
@@ -19,23 +20,22 @@ const SEARCH_THREADS: usize = 2;
 
 pub struct CitationChannel {
     encoder: Arc<BiEncoder>,
-    vectors: Arc<VectorStore>,
+    vectors: Arc<LayeredVectors>,
 }
 
-/// The library's paper vectors under `encoder`, when it has any.
-pub fn open_citation_vectors(library: &Library, encoder: &BiEncoder) -> Result<Option<VectorStore>> {
+/// The library's paper vectors under `encoder` (its own, and its student's
+/// stand-ins for the papers it has not encoded yet), when it has any.
+pub fn open_citation_vectors(library: &Library, encoder: &BiEncoder) -> Result<Option<LayeredVectors>> {
     let dir = library.citation_vectors_dir();
-    if !VectorStore::exists(&dir) {
-        return Ok(None);
-    }
-    let store = VectorStore::open(&dir, encoder.dim(), &encoder.fingerprint())?;
-    Ok((!store.is_empty()).then_some(store))
+    let own = if VectorStore::exists(&dir) { Some(VectorStore::open(&dir, encoder.dim(), &encoder.fingerprint())?) } else { None };
+    let stand_ins = crate::library::student::student_vectors(library, &encoder.fingerprint(), encoder.dim())?;
+    Ok(LayeredVectors::new(own, stand_ins))
 }
 
 impl CitationChannel {
     /// The channel over `vectors`; an error says how to compute them when
     /// there are none.
-    pub fn new(library: &Library, encoder: Arc<BiEncoder>, vectors: Option<Arc<VectorStore>>) -> Result<CitationChannel> {
+    pub fn new(library: &Library, encoder: Arc<BiEncoder>, vectors: Option<Arc<LayeredVectors>>) -> Result<CitationChannel> {
         match vectors {
             Some(vectors) => Ok(CitationChannel { encoder, vectors }),
             None => Err(Error::Missing(format!(

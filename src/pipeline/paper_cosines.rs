@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
-use crate::index::vectors::VectorStore;
+use crate::index::layered::LayeredVectors;
 use crate::neural::bi_encoder::{paper_text, BiEncoder};
 
 /// Paper vectors kept in memory at most (about 1.5 KB each).
@@ -40,7 +40,7 @@ impl PaperCosines {
     /// Cosine of the query text to each paper (title and abstract), in order.
     /// Papers with a vector in `stored` (the library's citation vectors,
     /// computed from the same text by the same encoder) are not encoded.
-    pub fn cosines(&self, query: &str, papers: &[PaperText], stored: Option<&VectorStore>) -> Result<Vec<f32>> {
+    pub fn cosines(&self, query: &str, papers: &[PaperText], stored: Option<&LayeredVectors>) -> Result<Vec<f32>> {
         if papers.is_empty() {
             return Ok(Vec::new());
         }

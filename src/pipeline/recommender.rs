@@ -20,7 +20,7 @@ use super::query::Query;
 use super::rerank::{combine, RerankStage, Weights, RERANK};
 use super::span_cosines::{SpanRanking, DEFAULT_MIN_WORDS};
 use crate::error::{Error, Result};
-use crate::index::vectors::VectorStore;
+use crate::index::layered::LayeredVectors;
 use crate::index::QueryTf;
 use crate::library::Library;
 use crate::neural::reranker::Reranker;
@@ -403,8 +403,10 @@ impl Sink<'_> {
 }
 
 /// The library's paper vectors under the citation encoder, when it has any.
-fn citation_vectors(library: &Library, models: &Models) -> Result<Option<Arc<VectorStore>>> {
-    if !VectorStore::exists(&library.citation_vectors_dir()) {
+fn citation_vectors(library: &Library, models: &Models) -> Result<Option<Arc<LayeredVectors>>> {
+    if !crate::index::vectors::VectorStore::exists(&library.citation_vectors_dir())
+        && !crate::index::vectors::VectorStore::exists(&library.student_vectors_dir())
+    {
         return Ok(None);
     }
     Ok(open_citation_vectors(library, &*models.citation_encoder()?)?.map(Arc::new))
@@ -417,7 +419,7 @@ fn open_channel(
     id: ChannelId,
     models: &Models,
     settings: &Settings,
-    citation_vectors: &Option<Arc<VectorStore>>,
+    citation_vectors: &Option<Arc<LayeredVectors>>,
 ) -> Result<Box<dyn Channel>> {
     Ok(match id {
         ChannelId::Bm25 => Box::new(Bm25Channel::new(library.clone()).with_query_tf(settings.query_tf)),
@@ -439,7 +441,7 @@ fn open_channel(
 
 /// The rerank stage with the citation encoder's signals when it is
 /// installed (`required`: else an error).
-fn rerank_stage(models: &Models, citation_vectors: Option<Arc<VectorStore>>, required: bool) -> Result<RerankStage> {
+fn rerank_stage(models: &Models, citation_vectors: Option<Arc<LayeredVectors>>, required: bool) -> Result<RerankStage> {
     let stage = RerankStage::new(models.reranker()?);
     match (models.paper_cosines(), models.span_cosines()) {
         (Ok(papers), Ok(spans)) => Ok(stage.with_citation(papers, CitedFor::new(spans), citation_vectors)),

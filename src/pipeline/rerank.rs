@@ -13,7 +13,7 @@ use super::fusion::Fusion;
 use super::paper_cosines::{PaperCosines, PaperText};
 use super::query::Query;
 use crate::error::Result;
-use crate::index::vectors::VectorStore;
+use crate::index::layered::LayeredVectors;
 use crate::library::Library;
 use crate::neural::cross_encoder::QueryTokens;
 use crate::neural::reranker::Reranker;
@@ -50,7 +50,7 @@ pub struct RerankStage {
     cited_for: Option<CitedFor>,
     /// The library's paper vectors under the citation encoder (then only
     /// the query is encoded for the citation signal).
-    stored: Option<Arc<VectorStore>>,
+    stored: Option<Arc<LayeredVectors>>,
     depth: usize,
 }
 
@@ -99,7 +99,7 @@ impl RerankStage {
 
     /// Adds the citation encoder's signals: paper cosines (from `stored`
     /// vectors where the library has them) and cited-for.
-    pub fn with_citation(mut self, papers: Arc<PaperCosines>, cited_for: CitedFor, stored: Option<Arc<VectorStore>>) -> RerankStage {
+    pub fn with_citation(mut self, papers: Arc<PaperCosines>, cited_for: CitedFor, stored: Option<Arc<LayeredVectors>>) -> RerankStage {
         self.papers = Some(papers);
         self.cited_for = Some(cited_for);
         self.stored = stored;

@@ -396,7 +396,7 @@ impl Validator {
         progress: &dyn RunProgress,
     ) -> (f64, f64) {
         progress.phase("validating", (self.own.len() + self.queries.len()) as u64);
-        let d = config.d_model;
+        let d = config.dim();
         let mut doc_vecs = pool_vecs.to_vec();
         doc_vecs.extend(embed(model, config, words, &self.own, device, &|n| progress.advance(n, None)));
         let query_vecs = embed(model, config, words, &self.queries, device, &|n| progress.advance(n, None));

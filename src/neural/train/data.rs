@@ -53,7 +53,7 @@ pub fn embed(
     device: &Device,
     on_batch: &dyn Fn(u64),
 ) -> Vec<f32> {
-    let mut out = Vec::with_capacity(texts.len() * config.d_model);
+    let mut out = Vec::with_capacity(texts.len() * config.dim());
     for chunk in texts.chunks(EMBED_BATCH) {
         let v = model.encode(config, words, chunk, device);
         out.extend(v.into_data().convert::<f32>().try_into_vec::<f32>().expect("f32 tensor"));

@@ -27,6 +27,7 @@
 pub mod adapt;
 mod batch;
 mod data;
+pub mod distill;
 mod loss;
 mod mining;
 mod options;
@@ -114,7 +115,7 @@ pub fn train(
         };
         progress.phase("mining", data.train.len() as u64);
         let query_vecs = embed(&inference, config, words, &train_texts, device, &|n| progress.advance(n, None));
-        let mined = miner.mine(&data, &pool_vecs, &query_vecs, config.d_model, opts);
+        let mined = miner.mine(&data, &pool_vecs, &query_vecs, config.dim(), opts);
 
         // Train one epoch.
         let mut order: Vec<usize> = (0..data.train.len()).collect();

@@ -35,7 +35,7 @@ pub(super) fn validate(
     let pool_vecs = embed(model, config, words, &data.pool_texts, device, &|_| {});
     let recall = |texts: &[DocText]| {
         let query_vecs = embed(model, config, words, texts, device, &|n| progress.advance(n, None));
-        mean_recall(&data.val, &query_vecs, &pool_vecs, &data.pool, config.d_model)
+        mean_recall(&data.val, &query_vecs, &pool_vecs, &data.pool, config.dim())
     };
     let (r10, r100) = recall(val_texts);
     let (local_r10, local_r100) = recall(val_local);
