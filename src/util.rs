@@ -77,6 +77,19 @@ pub fn replace_with(tmp: &Path, target: &Path) -> Result<()> {
 /// synced, then renamed over it. A symbolic link is written through (the
 /// file it points to is replaced, the link stays) and the file keeps its
 /// permissions.
+/// Removes the directories of `dirs` that exist, with what they hold;
+/// whether any did.
+pub fn remove_dirs(dirs: &[PathBuf]) -> Result<bool> {
+    let mut removed = false;
+    for dir in dirs {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            removed = true;
+        }
+    }
+    Ok(removed)
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let target = write_target(path)?;
     let tmp = write_temp(&target, bytes, &mut |f| Box::new(f))?;

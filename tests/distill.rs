@@ -102,14 +102,17 @@ fn a_student_distilled_on_real_papers_comes_to_agree_with_the_citation_encoder()
     let layered = open_citation_vectors(&lib, &teacher).unwrap().expect("stand-ins");
     assert_eq!((layered.primary_len(), layered.fallback_len()), (0, 400));
     // A held-out paper's stand-in is nearer its own vector under the teacher
-    // than another held-out paper's, for most papers.
-    let mut nearer = 0;
-    for (k, &p) in data.val.iter().enumerate() {
+    // than other held-out papers' are, on average (by chance: half of them).
+    let n = data.val.len();
+    let mut nearer = 0f64;
+    for &p in &data.val {
         let v = layered.vector(&data.ids[p]).unwrap();
-        let other = data.val[(k + 15) % data.val.len()];
-        nearer += usize::from(dot(v, &data.teacher[p * d..(p + 1) * d]) > dot(v, &data.teacher[other * d..(other + 1) * d]));
+        let own = dot(v, &data.teacher[p * d..(p + 1) * d]);
+        let beaten = data.val.iter().filter(|&&q| q != p && dot(v, &data.teacher[q * d..(q + 1) * d]) < own).count();
+        nearer += beaten as f64 / (n - 1) as f64;
     }
-    assert!(nearer * 10 >= data.val.len() * 7, "{nearer} of {}", data.val.len());
+    eprintln!("stand-ins nearer their own paper than {:.3} of the others", nearer / n as f64);
+    assert!(nearer / n as f64 > 0.65, "stand-ins nearer their own paper than {:.3} of the others", nearer / n as f64);
     let t = embed_citation_vectors(&lib, &teacher, 2, &|_| {}, &|_| {}).unwrap();
     assert_eq!(t.embedded, 400);
     let layered = open_citation_vectors(&lib, &teacher).unwrap().unwrap();

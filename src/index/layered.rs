@@ -70,6 +70,11 @@ impl LayeredVectors {
         self.primary.as_ref().and_then(|p| p.vector(id)).or_else(|| self.fallback.as_ref().and_then(|f| f.vector(id)))
     }
 
+    /// Whether `id` has the encoder's own vector (not a stand-in).
+    pub fn has_own(&self, id: &str) -> bool {
+        self.primary.as_ref().is_some_and(|p| p.vector(id).is_some())
+    }
+
     /// The `k` papers of highest cosine with `query`, best first, each paper
     /// once (exact, on `threads` threads per store).
     pub fn search(&self, query: &[f32], k: usize, threads: usize) -> Vec<VectorHit> {
@@ -109,6 +114,7 @@ mod tests {
         assert_eq!((v.len(), v.primary_len(), v.fallback_len(), v.dim()), (4, 2, 2, 2));
         assert_eq!(v.vector("a").unwrap(), unit(0.0));
         assert_eq!(v.vector("c").unwrap(), unit(0.1));
+        assert!(v.has_own("a") && !v.has_own("c") && !v.has_own("e"));
         assert!(v.vector("e").is_none());
         let ids = |q: f32, k: usize| v.search(&unit(q), k, 1).into_iter().map(|h| h.id).collect::<Vec<_>>();
         assert_eq!(ids(0.0, 2), ["a", "c"]);

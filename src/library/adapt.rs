@@ -185,21 +185,10 @@ pub fn publish(lib_dir: &Path, base: &Weights, pairs: &[Pair]) -> Result<PathBuf
 /// Removes the adapted weights and the run (the library goes back to the
 /// default weights).
 pub fn remove(lib_dir: &Path) -> Result<bool> {
-    let mut removed = false;
-    for dir in [adapted_dir(lib_dir), run_dir(lib_dir)] {
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            removed = true;
-        }
-    }
-    Ok(removed)
+    crate::util::remove_dirs(&[adapted_dir(lib_dir), run_dir(lib_dir)])
 }
 
 /// The saved state of the library's adaptation run, when there is one.
 pub fn run_state(lib_dir: &Path) -> Result<Option<AdaptState>> {
-    let files = crate::neural::training_run::RunFiles::new(&run_dir(lib_dir), "config.json");
-    if !files.state().exists() {
-        return Ok(None);
-    }
-    files.read_state().map(Some)
+    crate::neural::training_run::RunFiles::saved(&run_dir(lib_dir))
 }

@@ -226,21 +226,10 @@ pub fn student_vectors(lib: &Library, teacher: &str, dim: usize) -> Result<Optio
 /// Removes the library's own student, its run and its vectors (the shipped
 /// student is used again).
 pub fn remove(lib: &Library) -> Result<bool> {
-    let mut removed = false;
-    for dir in [student_dir(lib.dir()), run_dir(lib.dir()), lib.student_vectors_dir()] {
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            removed = true;
-        }
-    }
-    Ok(removed)
+    crate::util::remove_dirs(&[student_dir(lib.dir()), run_dir(lib.dir()), lib.student_vectors_dir()])
 }
 
 /// The saved state of the library's distillation run, when there is one.
 pub fn run_state(lib_dir: &Path) -> Result<Option<DistillState>> {
-    let files = crate::neural::training_run::RunFiles::new(&run_dir(lib_dir), "config.json");
-    if !files.state().exists() {
-        return Ok(None);
-    }
-    files.read_state().map(Some)
+    crate::neural::training_run::RunFiles::saved(&run_dir(lib_dir))
 }

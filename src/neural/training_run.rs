@@ -57,6 +57,16 @@ impl RunFiles {
         }
     }
 
+    /// The state a run in `dir` saved, when there is one (what `doctor`
+    /// reports of a library's runs).
+    pub fn saved<S: DeserializeOwned + Default>(dir: &Path) -> Result<Option<S>> {
+        let files = RunFiles::new(dir, "config.json");
+        if !files.state().exists() {
+            return Ok(None);
+        }
+        files.read_state().map(Some)
+    }
+
     pub fn write_state<S: Serialize>(&self, state: &S) -> Result<()> {
         write_atomic(&self.state(), serde_json::to_string_pretty(state).expect("state serializes").as_bytes())
     }

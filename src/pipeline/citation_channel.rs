@@ -58,6 +58,10 @@ impl Channel for CitationChannel {
         }
         let v = self.encoder.encode(&[local.as_str()])?;
         let hits = self.vectors.search(&v, k, SEARCH_THREADS);
-        Ok(ChannelOutput { ranked: hits.into_iter().map(|h| (h.id, h.score)).collect(), confidence: 1.0, evidence: HashMap::new() })
+        // The share of the list found by the encoder's own vectors (the
+        // rest by the student's stand-ins): fusion weighs the list by it.
+        let own = hits.iter().filter(|h| self.vectors.has_own(&h.id)).count();
+        let confidence = if hits.is_empty() { 1.0 } else { own as f32 / hits.len() as f32 };
+        Ok(ChannelOutput { ranked: hits.into_iter().map(|h| (h.id, h.score)).collect(), confidence, evidence: HashMap::new() })
     }
 }

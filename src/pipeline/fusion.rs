@@ -45,6 +45,12 @@ pub struct Fusion {
     /// encoder, a general model of citing, stands in for the evidence of a
     /// field the database does not know. Linear between the two.
     pub citation_weight_without_evidence: f32,
+    /// What a citation list of the student's stand-in vectors alone weighs,
+    /// as a share of the citation weight (the channel's confidence is the
+    /// share of its list that the citation encoder's own vectors found;
+    /// linear between the two).
+    #[serde(default = "stand_in_weight")]
+    pub citation_stand_in_weight: f32,
     /// Weight of the cross-encoder's order against the fused order among
     /// the reranked candidates (both by reciprocal rank with `rrf_k`),
     /// gated by the query's coverage by the reranker's training field
@@ -62,6 +68,10 @@ pub struct Fusion {
     pub cited_for_weight: f32,
 }
 
+fn stand_in_weight() -> f32 {
+    0.5
+}
+
 impl Default for Fusion {
     fn default() -> Fusion {
         Fusion {
@@ -74,6 +84,7 @@ impl Default for Fusion {
             hatten_field_hi: 0.8,
             citation_weight: 0.75,
             citation_weight_without_evidence: 1.0,
+            citation_stand_in_weight: stand_in_weight(),
             rerank_weight: 0.5,
             rerank_field_lo: 0.5,
             rerank_field_hi: 0.8,
@@ -130,7 +141,9 @@ impl Fusion {
             ChannelId::Hatten => self.hatten_weight * self.hatten_gate().weight(confidence),
             ChannelId::Citation => {
                 let e = evidence_confidence.clamp(0.0, 1.0);
-                self.citation_weight * e + self.citation_weight_without_evidence * (1.0 - e)
+                let own = confidence.clamp(0.0, 1.0);
+                (self.citation_weight * e + self.citation_weight_without_evidence * (1.0 - e))
+                    * (own + self.citation_stand_in_weight * (1.0 - own))
             }
         }
     }
@@ -223,6 +236,10 @@ mod tests {
         let mid = f.weight(Hatten, (f.hatten_field_lo + f.hatten_field_hi) / 2.0, 1.0);
         assert!((mid - f.hatten_weight / 2.0).abs() < 1e-6);
         assert_eq!(f.weight(Citation, 1.0, 1.0), f.citation_weight);
+        // A list of the student's stand-ins alone weighs their share; a mixed one, between.
+        assert!((f.weight(Citation, 0.0, 1.0) - f.citation_weight * f.citation_stand_in_weight).abs() < 1e-6);
+        let half = f.weight(Citation, 0.5, 1.0);
+        assert!(half > f.weight(Citation, 0.0, 1.0) && half < f.citation_weight);
         assert_eq!(f.weight(Citation, 1.0, 0.0), f.citation_weight_without_evidence);
         assert!((f.weight(Citation, 1.0, 0.5) - (f.citation_weight + f.citation_weight_without_evidence) / 2.0).abs() < 1e-6);
         // In a fused list the evidence channel's confidence sets the citation list's weight.

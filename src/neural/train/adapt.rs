@@ -20,8 +20,6 @@
 use std::path::Path;
 use std::time::Instant;
 
-use burn::module::Module;
-use burn::optim::GradientsParams;
 use burn::tensor::Device;
 use rand::rngs::StdRng;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -29,10 +27,11 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::super::hatten::{DocText, Hatten, HattenConfig};
-use super::super::training_run::{clipped_adam, Counters, RunProgress, TrainingRun};
+use super::super::training_run::{RunProgress, TrainingRun};
 use super::super::words::WordVectors;
 use super::batch::Batch;
 use super::data::embed;
+use super::steps::{run_steps, Checkpoint, StepCounters, StepPlan};
 use super::{loss, Loss, TrainOptions};
 use crate::error::{Error, Result};
 use crate::index::vectors::top_k;
@@ -176,20 +175,7 @@ pub trait AdaptProgress: RunProgress {
 }
 
 /// The counters of the run's `train-state.json`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct AdaptSteps {
-    pub steps_done: usize,
-    pub best_score: f64,
-}
-
-impl Counters for AdaptSteps {
-    fn done(&self) -> usize {
-        self.steps_done
-    }
-    fn best_score(&mut self) -> &mut f64 {
-        &mut self.best_score
-    }
-}
+pub type AdaptSteps = StepCounters;
 
 /// The saved state of an adaptation run.
 pub type AdaptState = super::super::training_run::RunState<AdaptSteps, AdaptCheckpoint, AdaptOptions>;
@@ -210,9 +196,9 @@ pub fn adapt_hatten(
     if data.train.is_empty() || data.val.is_empty() {
         return Err(Error::Input("adaptation needs pairs to train and to validate on: the library has too few abstracts".into()));
     }
-    let mut run = TrainingRun::<AdaptSteps, AdaptCheckpoint, AdaptOptions>::open(out, "config.json", opts.max_minutes)?;
+    let mut run = TrainingRun::<StepCounters, AdaptCheckpoint, AdaptOptions>::open(out, "config.json", opts.max_minutes)?;
     let ad = device.clone().autodiff();
-    let mut model = if run.resuming() {
+    let model = if run.resuming() {
         Hatten::load(config, &run.files.last(), &ad)?
     } else {
         Hatten::load_bytes(config, base.to_vec(), "the starting weights", &ad)?
@@ -241,48 +227,18 @@ pub fn adapt_hatten(
         }
     };
 
-    if run.state.history.is_empty() {
-        let inference = model.valid();
-        let mut c = validate(&inference, 0, 0.0, Instant::now());
-        c.best = run.keep(c.score(), |p| inference.save(p))?;
-        progress.checkpoint(&c);
-        run.record(c)?;
-    }
+    let plan = StepPlan { max_steps: opts.max_steps, eval_every: opts.eval_every, learning_rate: opts.learning_rate, phase: "adapting" };
+    let loss_at = |model: &Hatten, step: usize| loss::batch_loss(model, config, words, draw(data, step, opts), &train_opts, &ad);
+    run_steps(run, model, &plan, &loss_at, &validate, progress, &|c| progress.checkpoint(c))
+}
 
-    let mut optim = clipped_adam();
-    let mut step = run.state.counters.steps_done;
-    let (mut loss_sum, mut since) = (0f32, 0usize);
-    let mut t0 = Instant::now();
-    progress.phase("adapting", opts.max_steps.saturating_sub(step) as u64);
-    while step < opts.max_steps {
-        let batch = draw(data, step, opts);
-        let loss = loss::batch_loss(&model, config, words, batch, &train_opts, &ad);
-        let value = loss.clone().into_scalar::<f32>();
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optim.step(opts.learning_rate, model, grads);
-        step += 1;
-        loss_sum += value;
-        since += 1;
-        progress.advance(1, Some(loss_sum / since as f32));
-        let out_of_time = run.out_of_time();
-        if step % opts.eval_every == 0 || step == opts.max_steps || out_of_time {
-            let inference = model.valid();
-            let mut c = validate(&inference, step, loss_sum / since as f32, t0);
-            c.best = run.keep(c.score(), |p| inference.save(p))?;
-            progress.checkpoint(&c);
-            run.state.counters.steps_done = step;
-            run.record(c)?;
-            (loss_sum, since) = (0.0, 0);
-            t0 = Instant::now();
-            // The time may have run out during the validation: stop at this
-            // checkpoint rather than take one more step for another.
-            if out_of_time || run.out_of_time() {
-                break;
-            }
-            progress.phase("adapting", opts.max_steps.saturating_sub(step) as u64);
-        }
+impl Checkpoint for AdaptCheckpoint {
+    fn score(&self) -> f64 {
+        AdaptCheckpoint::score(self)
     }
-    Ok(run.into_history())
+    fn set_best(&mut self, best: bool) {
+        self.best = best;
+    }
 }
 
 impl AdaptCheckpoint {

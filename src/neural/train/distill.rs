@@ -18,8 +18,6 @@
 use std::path::Path;
 use std::time::Instant;
 
-use burn::module::Module;
-use burn::optim::GradientsParams;
 use burn::tensor::activation::{log_softmax, softmax};
 use burn::tensor::{Device, Tensor, TensorData};
 use rand::rngs::StdRng;
@@ -28,9 +26,10 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use super::super::hatten::{DocText, Hatten, HattenConfig};
-use super::super::training_run::{clipped_adam, Counters, RunProgress, TrainingRun};
+use super::super::training_run::{RunProgress, TrainingRun};
 use super::super::words::WordVectors;
 use super::data::embed;
+use super::steps::{run_steps, Checkpoint, StepCounters, StepPlan};
 use crate::error::{Error, Result};
 use crate::index::vectors::{dot, top_k};
 
@@ -126,27 +125,18 @@ pub struct DistillCheckpoint {
     pub best: bool,
 }
 
-impl DistillCheckpoint {
-    /// What the best checkpoint is chosen by.
-    pub fn score(&self) -> f64 {
+impl Checkpoint for DistillCheckpoint {
+    /// The mean of the cosine and the top-10 overlap.
+    fn score(&self) -> f64 {
         (self.cosine + self.top10_overlap) / 2.0
     }
-}
-
-#[derive(Debug, Default, Clone, Serialize, Deserialize)]
-pub struct DistillSteps {
-    pub steps_done: usize,
-    pub best_score: f64,
-}
-
-impl Counters for DistillSteps {
-    fn done(&self) -> usize {
-        self.steps_done
-    }
-    fn best_score(&mut self) -> &mut f64 {
-        &mut self.best_score
+    fn set_best(&mut self, best: bool) {
+        self.best = best;
     }
 }
+
+/// The counters of the run's `train-state.json`.
+pub type DistillSteps = StepCounters;
 
 pub type DistillState = super::super::training_run::RunState<DistillSteps, DistillCheckpoint, DistillOptions>;
 
@@ -179,9 +169,9 @@ pub fn distill_student(
     if data.train.len() < 2 || data.val.len() < 2 {
         return Err(Error::Input("distillation needs papers to train and to validate on: the library has too few".into()));
     }
-    let mut run = TrainingRun::<DistillSteps, DistillCheckpoint, DistillOptions>::open(out, "config.json", opts.max_minutes)?;
+    let mut run = TrainingRun::<StepCounters, DistillCheckpoint, DistillOptions>::open(out, "config.json", opts.max_minutes)?;
     let ad = device.clone().autodiff();
-    let mut model = if run.resuming() {
+    let model = if run.resuming() {
         Hatten::load(config, &run.files.last(), &ad)?
     } else {
         match start {
@@ -195,45 +185,9 @@ pub fn distill_student(
         let (cosine, top10_overlap) = validator.validate(model, config, words, device, progress);
         DistillCheckpoint { step, loss, cosine, top10_overlap, seconds: t0.elapsed().as_secs_f64(), best: false }
     };
-    if run.state.history.is_empty() {
-        let inference = model.valid();
-        let mut c = validate(&inference, 0, 0.0, Instant::now());
-        c.best = run.keep(c.score(), |p| inference.save(p))?;
-        progress.checkpoint(&c);
-        run.record(c)?;
-    }
-    let mut optim = clipped_adam();
-    let mut step = run.state.counters.steps_done;
-    let (mut loss_sum, mut since) = (0f32, 0usize);
-    let mut t0 = Instant::now();
-    progress.phase("distilling", opts.max_steps.saturating_sub(step) as u64);
-    while step < opts.max_steps {
-        let batch = draw(data, step, opts);
-        let loss = batch_loss(&model, config, words, data, &batch, opts, &ad);
-        let value = loss.clone().into_scalar::<f32>();
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        model = optim.step(opts.learning_rate, model, grads);
-        step += 1;
-        loss_sum += value;
-        since += 1;
-        progress.advance(1, Some(loss_sum / since as f32));
-        let out_of_time = run.out_of_time();
-        if step % opts.eval_every == 0 || step == opts.max_steps || out_of_time {
-            let inference = model.valid();
-            let mut c = validate(&inference, step, loss_sum / since as f32, t0);
-            c.best = run.keep(c.score(), |p| inference.save(p))?;
-            progress.checkpoint(&c);
-            run.state.counters.steps_done = step;
-            run.record(c)?;
-            (loss_sum, since) = (0.0, 0);
-            t0 = Instant::now();
-            if out_of_time || run.out_of_time() {
-                break;
-            }
-            progress.phase("distilling", opts.max_steps.saturating_sub(step) as u64);
-        }
-    }
-    Ok(run.into_history())
+    let plan = StepPlan { max_steps: opts.max_steps, eval_every: opts.eval_every, learning_rate: opts.learning_rate, phase: "distilling" };
+    let loss_at = |model: &Hatten, step: usize| batch_loss(model, config, words, data, &draw(data, step, opts), opts, &ad);
+    run_steps(run, model, &plan, &loss_at, &validate, progress, &|c| progress.checkpoint(c))
 }
 
 /// A step's papers: `drawn` (the `step`-th slice of the training papers in

@@ -31,6 +31,7 @@ pub mod distill;
 mod loss;
 mod mining;
 mod options;
+pub mod steps;
 mod validation;
 
 use std::path::Path;
