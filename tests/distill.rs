@@ -177,6 +177,14 @@ fn encoding_with_the_student_resumes_after_kill_9() {
     assert!(out.contains(&expect), "{out}\nexpected: {expect}");
     let done = citewise::index::vectors::VectorStore::inspect(&store).unwrap().unwrap();
     assert_eq!(done.live, 5000);
+    // An import says what the channel covers and what the encoder's own vectors would take.
+    let o = citewise(&lib_dir).arg("import").arg(dir.path().join("papers.jsonl")).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        out.contains("ready: the citation channel covers 5000 of 5000 papers (0 with the citation encoder's own vectors, 5000 with its student's stand-ins); `citewise embed` computes the encoder's own for the other 5000 in about "),
+        "{out}"
+    );
     let o = citewise(&lib_dir).arg("doctor").output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("citation channel: 0 of 5000 papers encoded, 5000 with the student's stand-ins"), "{out}");
