@@ -257,17 +257,17 @@ struct Validator {
     papers: Vec<DocText>,
     teacher: Vec<f32>,
     queries: Vec<Vec<f32>>,
+    /// Per query, the teacher's top 10 held-out papers (rows), found once.
+    by_teacher: Vec<Vec<usize>>,
     dim: usize,
 }
 
 impl Validator {
     fn new(data: &DistillData) -> Validator {
-        Validator {
-            papers: data.val.iter().map(|&p| data.papers[p].clone()).collect(),
-            teacher: data.val.iter().flat_map(|&p| data.teacher_row(p).iter().copied()).collect(),
-            queries: data.val.iter().filter_map(|&p| data.queries[p].clone()).collect(),
-            dim: data.dim,
-        }
+        let teacher: Vec<f32> = data.val.iter().flat_map(|&p| data.teacher_row(p).iter().copied()).collect();
+        let queries: Vec<Vec<f32>> = data.val.iter().filter_map(|&p| data.queries[p].clone()).collect();
+        let by_teacher = queries.iter().map(|q| top_k(&teacher, data.dim, q, 10, 2).into_iter().map(|(r, _)| r).collect()).collect();
+        Validator { papers: data.val.iter().map(|&p| data.papers[p].clone()).collect(), teacher, queries, by_teacher, dim: data.dim }
     }
 
     /// Mean cosine to the teacher, and the mean top-10 overlap.
@@ -288,8 +288,8 @@ impl Validator {
         let overlap = self
             .queries
             .iter()
-            .map(|q| {
-                let by_teacher: Vec<usize> = top_k(&self.teacher, d, q, 10, 2).into_iter().map(|(r, _)| r).collect();
+            .zip(&self.by_teacher)
+            .map(|(q, by_teacher)| {
                 let by_student = top_k(&student, d, q, 10, 2);
                 by_student.iter().filter(|(r, _)| by_teacher.contains(r)).count() as f64 / by_teacher.len().max(1) as f64
             })
