@@ -6,15 +6,12 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
 
 use burn::tensor::Device;
 use citewise::index::vectors::dot;
 use citewise::library::embed::{embed_citation_vectors, embed_student_vectors};
-use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::student::{distillation_data, publish, run_dir, student_config, student_weights, SampleOptions, SampleProgress};
-use citewise::library::Library;
 use citewise::neural::bi_encoder::{BiEncoder, CITATION_ENCODER};
 use citewise::neural::encoder::HattenEncoder;
 use citewise::neural::train::distill::{distill_student, DistillOptions};
@@ -28,32 +25,10 @@ impl SampleProgress for NoProgress {
     fn advance(&self, _: u64) {}
 }
 
-/// A library of the first `n` ACL papers of the benchmark that have an
-/// abstract, or `None` without the shared data.
-fn benchmark_papers(dir: &Path, n: usize) -> Option<Library> {
-    let shared = common::shared_or_fail("the benchmark in ../shared")?;
-    let raw = citewise::corpus::source::read_bytes(&shared.join("data/benchmark/papers.jsonl.gz")).unwrap();
-    let file = dir.join("papers.jsonl");
-    let mut out = std::fs::File::create(&file).unwrap();
-    let mut kept = 0;
-    for line in String::from_utf8(raw).unwrap().lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        let words = v["abstract"].as_str().unwrap_or("").split_whitespace().count();
-        if kept < n && words >= 40 && v["id"].as_str().unwrap().starts_with("acl:") {
-            writeln!(out, "{line}").unwrap();
-            kept += 1;
-        }
-    }
-    let lib = Library::open_or_create(&dir.join("lib")).unwrap();
-    import(&lib, &[file], ImportOptions::default(), &Quiet).unwrap();
-    assert_eq!(lib.papers().num_papers() as usize, n);
-    Some(lib)
-}
-
 #[test]
 fn a_student_distilled_on_real_papers_comes_to_agree_with_the_citation_encoder() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(lib) = benchmark_papers(dir.path(), 400) else { return };
+    let Some(lib) = common::benchmark_library(dir.path(), 400) else { return };
     if !common::models_or_fail("distilling the citation encoder") {
         return;
     }
@@ -131,7 +106,7 @@ fn citewise(lib: &Path) -> std::process::Command {
 #[test]
 fn encoding_with_the_student_resumes_after_kill_9() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(lib) = benchmark_papers(dir.path(), 5000) else { return };
+    let Some(lib) = common::benchmark_library(dir.path(), 5000) else { return };
     if !common::models_or_fail("distilling the citation encoder") {
         return;
     }

@@ -166,6 +166,76 @@ fn kill_9_loses_at_most_the_autosave_interval() {
     assert_eq!(std::fs::read_to_string(&draft).unwrap(), "# Notes\nText typed before the crash.\n");
 }
 
+/// The pid of the `citewise` the session's shell runs.
+fn citewise_pid(s: &Session) -> String {
+    let out = Command::new("pgrep").args(["-P", &s.pid().to_string()]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).split_whitespace().next().expect("citewise is running").to_string()
+}
+
+/// The rows a vector store's manifest lists and how many are live (0, 0
+/// before its first commit).
+fn store_rows(dir: &Path) -> (usize, usize) {
+    let state = citewise::index::vectors::VectorStore::inspect(dir).expect("the vectors are not damaged");
+    state.map_or((0, 0), |s| (s.rows, s.live))
+}
+
+#[test]
+fn the_editors_background_encoding_resumes_after_kill_9() {
+    if !tmux_available() {
+        common::skip_unless_ci("the end-to-end test", "tmux is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // More papers than one commit (2,048), without vectors.
+    let Some(lib) = common::benchmark_library(dir.path(), 3000) else { return };
+    if !common::models_or_fail("encoding in the background") {
+        return;
+    }
+    drop(lib);
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "background_encoding = \"fast\"\n").unwrap();
+    let draft = dir.path().join("draft.md");
+    std::fs::write(&draft, "# Related work\n").unwrap();
+    let args = [draft.to_str().unwrap(), "--config", config.to_str().unwrap()];
+    let (student, dense) = (dir.path().join("lib/citation-vectors-student"), dir.path().join("lib/vectors"));
+    let committed = {
+        let s = Session::start(dir.path(), "encode", &args);
+        s.wait_for("encoding citation vectors (student)", 60);
+        let t = Instant::now();
+        while store_rows(&student).1 == 0 {
+            assert!(t.elapsed() < Duration::from_secs(120), "no stand-ins committed; screen:\n{}", s.screen());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(Command::new("kill").args(["-9", &citewise_pid(&s)]).status().unwrap().success());
+        store_rows(&student).1
+    };
+    assert!(committed < 3000, "killed mid-run: {committed} committed");
+    let s = Session::start(dir.path(), "resume", &args);
+    let t = Instant::now();
+    while store_rows(&student).1 < 3000 || store_rows(&dense).1 < 3000 {
+        assert!(t.elapsed() < Duration::from_secs(300), "the encoding did not finish; screen:\n{}", s.screen());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The rest was encoded, nothing twice.
+    assert_eq!(store_rows(&student), (3000, 3000));
+    assert_eq!(store_rows(&dense), (3000, 3000));
+    // The answers now come from the channels those vectors opened.
+    s.type_text("Statistical machine translation systems learn phrase tables from parallel corpora ");
+    s.keys(&["F5"]);
+    let t = Instant::now();
+    loop {
+        let screen = s.screen();
+        let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().to_string();
+        if status.contains("citation ") && status.contains("hatten ") {
+            assert!(!screen.contains("encoding "), "{screen}");
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "no citation and hatten stages in the status bar:\n{screen}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    s.keys(&["C-q"]);
+}
+
 /// A draft with Windows line ends behind a symbolic link: saving writes the
 /// file the link points to, with its line ends, and the link stays.
 #[cfg(unix)]

@@ -105,7 +105,27 @@ pub enum BenchWhat {
         /// Pause between keystrokes, in milliseconds (a fast typist: 30)
         #[arg(long, default_value_t = 30)]
         gap_ms: u64,
+        /// Meanwhile encode the library's missing vectors in the background,
+        /// as the editor does (`all`, `fast`: stand-ins and HAtten's only)
+        #[arg(long, value_name = "WHAT")]
+        encode: Option<KeysEncoding>,
     },
+}
+
+/// What `bench keys --encode` encodes meanwhile.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum KeysEncoding {
+    All,
+    Fast,
+}
+
+impl KeysEncoding {
+    fn phases(self) -> Vec<crate::pipeline::background::Phase> {
+        match self {
+            KeysEncoding::All => crate::tui::config::BackgroundEncodingSetting::All.phases(),
+            KeysEncoding::Fast => crate::tui::config::BackgroundEncodingSetting::Fast.phases(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -142,16 +162,29 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
         }
         BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
         BenchWhat::Lsp { library, bench, split, queries } => bench_lsp(library.as_deref(), bench, split, *queries)?,
-        BenchWhat::Keys { library, keys, gap_ms } => {
-            let dir = match library {
-                Some(d) => d.clone(),
-                None => std::env::var_os(crate::library::LIBRARY_ENV).map(PathBuf::from).map_or_else(Library::default_dir, Ok)?,
-            };
+        BenchWhat::Keys { library, keys, gap_ms, encode } => {
+            let dir = library_dir(library.as_deref())?;
             let lib = std::sync::Arc::new(Library::open(&dir)?);
             let papers = lib.papers().num_papers();
-            let ms = crate::tui::latency::input_latency(lib, models, *keys, std::time::Duration::from_millis(*gap_ms))?;
-            let q = |p| crate::eval::metrics::quantile(&ms, p);
-            println!("{}", serde_json::json!({"papers": papers, "keys": ms.len(), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)}));
+            let models = std::sync::Arc::new(Models::on(models.device_preference()).for_library(Some(dir)));
+            let encoding = encode.map(|e| crate::pipeline::background::EncodingOptions { phases: e.phases(), ..Default::default() });
+            let threads = encoding.as_ref().map_or(0, |o| o.threads);
+            let t = Instant::now();
+            let run = crate::tui::latency::input_latency(lib, models, *keys, std::time::Duration::from_millis(*gap_ms), encoding)?;
+            let q = |p| crate::eval::metrics::quantile(&run.ms, p);
+            let mut out =
+                serde_json::json!({"papers": papers, "keys": run.ms.len(), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)});
+            if encode.is_some() {
+                out["encoding"] = serde_json::json!({
+                    "threads": threads,
+                    "seconds": t.elapsed().as_secs_f64(),
+                    "encoded": run.encoded.iter().map(|(p, n)| (p.to_string(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+                    "covered": run.covered,
+                    "frames_with_progress": run.frames_with_progress,
+                    "last_status": run.last_status,
+                });
+            }
+            println!("{out}");
         }
     }
     Ok(())

@@ -93,6 +93,9 @@ pub struct VectorStore {
     manifest: Manifest,
     rows: HashMap<String, usize>,
     data: Option<memmap2::Mmap>,
+    /// Opened for reading only ([`VectorStore::open_read`]): never
+    /// truncated or appended to.
+    read_only: bool,
 }
 
 /// A search hit: row's paper id and cosine (vectors are stored normalised).
@@ -113,8 +116,29 @@ impl VectorStore {
             Some(m) if m.dim == dim && m.encoder == encoder => m,
             _ => fresh(),
         };
-        let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None };
+        let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None, read_only: false };
         store.truncate_to_manifest()?;
+        store.reindex();
+        store.remap()?;
+        Ok(store)
+    }
+
+    /// Opens the store in `dir` for search only, changing nothing on disk:
+    /// rows another process (or thread) appended but has not committed yet
+    /// are left alone (a writer commits by writing the manifest after the
+    /// data, so the data always holds the rows the manifest lists). A store
+    /// of another encoder, or none, reads as empty.
+    pub fn open_read(dir: &Path, dim: usize, encoder: &str) -> Result<VectorStore> {
+        let manifest = match read_manifest(dir)? {
+            Some(m) if m.dim == dim && m.encoder == encoder => m,
+            _ => Manifest { dim, encoder: encoder.into(), ..Default::default() },
+        };
+        let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None, read_only: true };
+        if !store.manifest.ids.is_empty() {
+            let path = dir.join(DATA);
+            let have = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+            check_length(&path, &store.manifest, have)?;
+        }
         store.reindex();
         store.remap()?;
         Ok(store)
@@ -179,8 +203,10 @@ impl VectorStore {
             return Ok(());
         }
         let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        // SAFETY: the file is only appended to by this process while mapped
-        // (a new map is taken after each append); rows in the map never change.
+        // SAFETY: the data file is only appended to while mapped (by this
+        // store, which maps it again after each append, or by a writer
+        // beside a read-only store); only the committed rows are read, and
+        // those never change.
         self.data = Some(unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io(&path, e))?);
         Ok(())
     }
@@ -211,6 +237,9 @@ impl VectorStore {
     /// Appends vectors (normalised, `dim` wide) and commits them.
     pub fn append(&mut self, items: &[(String, u64)], vectors: &[f32]) -> Result<()> {
         let dim = self.manifest.dim;
+        if self.read_only {
+            return Err(Error::Input(format!("the vectors at {} were opened for reading only", self.dir.display())));
+        }
         if vectors.len() != items.len() * dim {
             return Err(Error::Input(format!("{} vectors of width {dim} expected, got {} floats", items.len(), vectors.len())));
         }
@@ -431,5 +460,24 @@ mod tests {
         assert!(s.is_empty());
         s.append(&[("a".into(), 1)], &[1.0, 0.0]).unwrap();
         assert_eq!(VectorStore::inspect(dir.path()).unwrap().unwrap(), StoreState { rows: 1, live: 1, dim: 2 });
+    }
+
+    #[test]
+    fn a_reader_leaves_a_writers_uncommitted_rows_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(VectorStore::open_read(dir.path(), 2, "enc-a").unwrap().is_empty());
+        let mut writer = VectorStore::open(dir.path(), 2, "enc-a").unwrap();
+        writer.append(&[("a".into(), 1)], &[1.0, 0.0]).unwrap();
+        // A writer's next rows, written but not yet committed.
+        let data = dir.path().join(DATA);
+        std::fs::OpenOptions::new().append(true).open(&data).unwrap().write_all(&[0u8; 8]).unwrap();
+        let mut reader = VectorStore::open_read(dir.path(), 2, "enc-a").unwrap();
+        assert_eq!(reader.len(), 1);
+        assert_eq!(reader.search(&[1.0, 0.0], 5, 1).len(), 1);
+        assert_eq!(std::fs::metadata(&data).unwrap().len(), 16, "the reader truncated the writer's rows");
+        assert!(reader.append(&[("b".into(), 2)], &[0.0, 1.0]).is_err());
+        // Another encoder's store reads as empty, untouched.
+        assert!(VectorStore::open_read(dir.path(), 2, "enc-b").unwrap().is_empty());
+        assert_eq!(VectorStore::open(dir.path(), 2, "enc-a").unwrap().len(), 1);
     }
 }

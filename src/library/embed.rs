@@ -171,7 +171,8 @@ pub fn embed_student_vectors(
     let fingerprint = student_vectors_fingerprint(student.fingerprint(), teacher);
     let (mut store, repaired) = VectorStore::open_or_reset(&lib.student_vectors_dir(), student.dim(), &fingerprint)?;
     let teacher_dir = lib.citation_vectors_dir();
-    let by_teacher = if VectorStore::exists(&teacher_dir) { Some(VectorStore::open(&teacher_dir, student.dim(), teacher)?) } else { None };
+    let by_teacher =
+        if VectorStore::exists(&teacher_dir) { Some(VectorStore::open_read(&teacher_dir, student.dim(), teacher)?) } else { None };
     let (todo, kept) = stale_papers(lib, &store, |p| DocText::paper(&p.title, &p.abstract_text))?;
     let stale = todo.len();
     let todo: Vec<_> = todo.into_iter().filter(|t| !by_teacher.as_ref().is_some_and(|s| s.is_current(&t.0, t.1))).collect();

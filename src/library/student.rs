@@ -100,7 +100,7 @@ pub fn distillation_data(
     all.truncate(opts.papers);
     let dim = teacher.dim();
     let dir = lib.citation_vectors_dir();
-    let stored = if VectorStore::exists(&dir) { Some(VectorStore::open(&dir, dim, &teacher.fingerprint())?) } else { None };
+    let stored = if VectorStore::exists(&dir) { Some(VectorStore::open_read(&dir, dim, &teacher.fingerprint())?) } else { None };
     let mut vectors: Vec<Option<Vec<f32>>> = all
         .iter()
         .map(|(_, id, title, abs)| {
@@ -219,7 +219,7 @@ pub fn student_vectors(lib: &Library, teacher: &str, dim: usize) -> Result<Optio
         return Ok(None);
     }
     let student = student_fingerprint(lib.dir())?;
-    let store = VectorStore::open(&dir, dim, &student_vectors_fingerprint(&student, teacher))?;
+    let store = VectorStore::open_read(&dir, dim, &student_vectors_fingerprint(&student, teacher))?;
     Ok((!store.is_empty()).then_some(store))
 }
 

@@ -27,7 +27,7 @@ pub struct CitationChannel {
 /// stand-ins for the papers it has not encoded yet), when it has any.
 pub fn open_citation_vectors(library: &Library, encoder: &BiEncoder) -> Result<Option<LayeredVectors>> {
     let dir = library.citation_vectors_dir();
-    let own = if VectorStore::exists(&dir) { Some(VectorStore::open(&dir, encoder.dim(), &encoder.fingerprint())?) } else { None };
+    let own = if VectorStore::exists(&dir) { Some(VectorStore::open_read(&dir, encoder.dim(), &encoder.fingerprint())?) } else { None };
     let stand_ins = crate::library::student::student_vectors(library, &encoder.fingerprint(), encoder.dim())?;
     Ok(LayeredVectors::new(own, stand_ins))
 }

@@ -25,7 +25,7 @@ impl DenseChannel {
     /// The channel over `library`'s vectors; an error says what is missing
     /// (weights, word vectors, or vectors not yet computed).
     pub fn open(library: &Arc<Library>, encoder: Arc<HattenEncoder>) -> Result<DenseChannel> {
-        let vectors = VectorStore::open(&library.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
+        let vectors = VectorStore::open_read(&library.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
         if vectors.is_empty() && library.papers().num_papers() > 0 {
             return Err(Error::Missing(format!(
                 "the library at {} has no paper vectors for this encoder: run `citewise embed`",

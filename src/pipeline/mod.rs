@@ -2,6 +2,7 @@
 //! candidates, over the models of a [`Models`] value.
 
 pub mod answer;
+pub mod background;
 pub mod channel;
 pub mod citation_channel;
 pub mod cited_for;

@@ -95,6 +95,8 @@ pub struct App {
     filter: String,
     pending: Option<u64>,
     status: String,
+    /// What the background encoding is doing, when it is.
+    encoding: Option<String>,
     dirty: bool,
     /// Counts changes of the text and of `dirty`.
     revision: u64,
@@ -183,6 +185,7 @@ impl App {
             filter: String::new(),
             pending: None,
             status: String::new(),
+            encoding: None,
             dirty: false,
             revision: 0,
             quit_armed: false,
@@ -271,6 +274,15 @@ impl App {
 
     pub fn set_status(&mut self, message: impl Into<String>) {
         self.status = message.into();
+    }
+
+    /// What the background encoding is doing (shown in the status bar).
+    pub fn encoding(&self) -> Option<&str> {
+        self.encoding.as_deref()
+    }
+
+    pub fn set_encoding(&mut self, progress: Option<String>) {
+        self.encoding = progress;
     }
 
     /// Whether the text changed since it was opened or saved.

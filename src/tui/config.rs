@@ -22,6 +22,32 @@ pub enum CiteSyntaxSetting {
     Typst,
 }
 
+/// What the editor encodes in the background while it runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackgroundEncodingSetting {
+    /// The student's stand-ins, HAtten's vectors, then the citation
+    /// encoder's own vectors.
+    #[default]
+    All,
+    /// The quick ones only: stand-ins and HAtten's vectors.
+    Fast,
+    /// Nothing (`citewise embed` does it).
+    Off,
+}
+
+impl BackgroundEncodingSetting {
+    /// The phases it runs.
+    pub fn phases(self) -> Vec<crate::pipeline::background::Phase> {
+        use crate::pipeline::background::Phase;
+        match self {
+            BackgroundEncodingSetting::All => Phase::ALL.to_vec(),
+            BackgroundEncodingSetting::Fast => vec![Phase::StandIns, Phase::Dense],
+            BackgroundEncodingSetting::Off => Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -41,6 +67,8 @@ pub struct Config {
     /// Opens a citing PDF at its page, e.g. `zathura --page={page} {file}`
     /// or `evince -i {page} {file}` (default: the system's opener).
     pub pdf_viewer: Option<String>,
+    /// What the editor encodes in the background (`all`, `fast`, `off`).
+    pub background_encoding: BackgroundEncodingSetting,
 }
 
 impl Default for Config {
@@ -54,6 +82,7 @@ impl Default for Config {
             autosave_seconds: 3,
             keys: BTreeMap::new(),
             pdf_viewer: None,
+            background_encoding: BackgroundEncodingSetting::All,
         }
     }
 }
@@ -89,6 +118,9 @@ mod tests {
         assert_eq!((c.theme.as_str(), c.context, c.key_style), ("light", ContextMode::Paragraph, KeyStyle::AuthorYear));
         assert_eq!(c.keys[&Action::Save], [Key::parse("ctrl-w").unwrap()]);
         assert_eq!(c.results, 20);
+        assert_eq!(c.background_encoding.phases().len(), 3);
+        std::fs::write(&p, "background_encoding = \"fast\"\n").unwrap();
+        assert_eq!(Config::load(&p).unwrap().background_encoding, BackgroundEncodingSetting::Fast);
         std::fs::write(&p, "theme = \"light\"\nresults = \"many\"\n").unwrap();
         let err = Config::load(&p).unwrap_err().to_string();
         assert!(err.contains("config.toml") && err.contains("results"), "{err}");

@@ -10,6 +10,7 @@ pub mod config;
 pub mod crash;
 pub mod demo;
 pub mod draft_file;
+pub mod encoding;
 pub mod exporter;
 pub mod keymap;
 pub mod latency;
@@ -35,7 +36,8 @@ use self::theme::Theme;
 use crate::error::{Error, Result};
 use crate::export::bibfile::entries_of;
 use crate::library::Library;
-use crate::pipeline::worker::{Worker, WorkerEvent};
+use crate::pipeline::background::{BackgroundEncoding, EncodingOptions};
+use crate::pipeline::worker::{Reopen, Worker, WorkerEvent};
 use crate::pipeline::{Models, Recommender};
 
 /// What the editor opens on.
@@ -94,21 +96,42 @@ pub fn prepare(opts: Options) -> Result<Session> {
 /// Runs the editor until the user quits.
 pub fn run(session: Session) -> Result<()> {
     let Session { mut app, library, config, autosave, models, format } = session;
+    let models = Arc::new(models);
     let recommender = Recommender::new(library.clone(), &models);
     if let Some(r) = recommender.reranker() {
         app.set_reranker_device(reranker_device(r.on_gpu, &r.backend));
     }
-    let worker = Worker::spawn(recommender);
+    let worker = Worker::spawn_reopening(recommender, reopen(&library, &models));
+    let phases = config.background_encoding.phases();
+    let encoding = (!phases.is_empty()).then(|| {
+        let options = EncodingOptions { phases, ..EncodingOptions::default() };
+        BackgroundEncoding::spawn(library.clone(), models.clone(), worker.busy_flag(), options)
+    });
     let exporter = Exporter::spawn();
     warm_evidence_vectors(&library, &models);
     let mut terminal = ratatui::init();
     let saver = CrashSaver::new(autosave.clone(), app.draft().map(PathBuf::from));
     crash::install_panic_hook(saver.clone(), ratatui::restore);
-    let mut rt =
-        Runtime { worker: &worker, exporter: &exporter, library: &library, terms: HashMap::new(), autosave: &autosave, format, saver };
+    let mut rt = Runtime {
+        worker: &worker,
+        exporter: &exporter,
+        encoding: encoding.as_ref(),
+        library: &library,
+        terms: HashMap::new(),
+        autosave: &autosave,
+        format,
+        saver,
+    };
     let result = rt.event_loop(&mut terminal, &mut app, &config);
     ratatui::restore();
     result
+}
+
+/// How the worker makes its recommender again when the background encoding
+/// has covered the library with a channel's vectors.
+pub fn reopen(library: &Arc<Library>, models: &Arc<Models>) -> Reopen {
+    let (library, models) = (library.clone(), models.clone());
+    Box::new(move || Recommender::new(library.clone(), &models))
 }
 
 /// Encodes the evidence spans for semantic ranking on a thread of its own,
@@ -125,6 +148,8 @@ fn warm_evidence_vectors(library: &Arc<Library>, models: &Models) {
 struct Runtime<'a> {
     worker: &'a Worker,
     exporter: &'a Exporter,
+    /// What the library lacks, encoded in the background (none: off).
+    encoding: Option<&'a BackgroundEncoding>,
     library: &'a Library,
     /// Analyzed query terms of recent requests, by request id.
     terms: HashMap<u64, Vec<String>>,
@@ -172,6 +197,9 @@ impl Runtime<'_> {
             }
             while let Some(ev) = self.exporter.try_recv() {
                 self.on_export_event(ev, app);
+            }
+            while let Some(ev) = self.encoding.and_then(BackgroundEncoding::try_recv) {
+                encoding::apply(&ev, app, self.worker);
             }
             if app.revision() != revision {
                 revision = app.revision();

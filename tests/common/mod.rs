@@ -61,3 +61,34 @@ pub fn fixture_library(dir: &Path, bin: &str) -> PathBuf {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     lib
 }
+
+/// A library in `dir/lib` of the first `n` ACL papers of the benchmark
+/// that have an abstract of 40 words or more (their JSONL in
+/// `dir/papers.jsonl`), imported without vectors; `None` without the shared
+/// data.
+pub fn benchmark_library(dir: &Path, n: usize) -> Option<citewise::library::Library> {
+    use std::io::Write;
+    let shared = shared_or_fail("the benchmark in ../shared")?;
+    let raw = citewise::corpus::source::read_bytes(&shared.join("data/benchmark/papers.jsonl.gz")).unwrap();
+    let file = dir.join("papers.jsonl");
+    let mut out = std::fs::File::create(&file).unwrap();
+    let mut kept = 0;
+    for line in String::from_utf8(raw).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let words = v["abstract"].as_str().unwrap_or("").split_whitespace().count();
+        if kept < n && words >= 40 && v["id"].as_str().unwrap().starts_with("acl:") {
+            writeln!(out, "{line}").unwrap();
+            kept += 1;
+        }
+    }
+    let lib = citewise::library::Library::open_or_create(&dir.join("lib")).unwrap();
+    citewise::library::import::import(
+        &lib,
+        &[file],
+        citewise::library::import::ImportOptions::default(),
+        &citewise::library::import::Quiet,
+    )
+    .unwrap();
+    assert_eq!(lib.papers().num_papers() as usize, n);
+    Some(lib)
+}

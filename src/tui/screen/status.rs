@@ -23,9 +23,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         .unwrap_or_default();
     let help = format!("  {} help ", settings.keymap.keys_of(Action::Help).join("/"));
     let mut left = format!(
-        " {} · {} papers · {} · {}",
+        " {} · {} papers · {}{} · {}",
         settings.device,
         settings.library_papers,
+        app.encoding().map(|e| format!("{} · ", display_safe(e))).unwrap_or_default(),
         settings.context_mode.label(),
         if app.marked_count() == 0 { String::new() } else { format!("{} marked · ", app.marked_count()) },
     );

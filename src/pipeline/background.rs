@@ -1,0 +1,254 @@
+//! Encoding what the library lacks while a front end runs: the student's
+//! stand-in citation vectors first (minutes), then HAtten's dense vectors,
+//! then the citation encoder's own vectors (slow; they replace the
+//! stand-ins). One low-priority thread per core but one, pausing whenever
+//! the recommender is busy, so typing and answers never wait for it.
+//! Progress and "this channel now covers the library" come back as
+//! [`EncodingEvent`]s; every store commits as it goes (as `citewise embed`
+//! does), so quitting or a crash loses at most one batch (2,048 papers).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::Models;
+use crate::error::Result;
+use crate::library::embed::{embed_citation_vectors, embed_library, embed_student_vectors, EmbedSummary};
+use crate::library::Library;
+
+/// What is being encoded, in the order it is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The student's stand-ins for the citation channel.
+    StandIns,
+    /// HAtten's vectors for the dense channel.
+    Dense,
+    /// The citation encoder's own vectors.
+    Citation,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 3] = [Phase::StandIns, Phase::Dense, Phase::Citation];
+
+    /// How the status bar names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::StandIns => "citation vectors (student)",
+            Phase::Dense => "dense vectors",
+            Phase::Citation => "citation vectors",
+        }
+    }
+}
+
+/// What the encoding thread reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EncodingEvent {
+    /// `done` of `total` papers of `phase` encoded; `per_second` so far.
+    Progress { phase: Phase, done: u64, total: u64, per_second: f64 },
+    /// `phase` is finished: its channel covers the library (reload the
+    /// recommender to use it). `encoded`: papers it encoded now.
+    Covered { phase: Phase, encoded: usize },
+    /// `phase` could not run (a model that is not installed, a damaged
+    /// store); the next phase runs.
+    Skipped { phase: Phase, why: String },
+    /// Every phase is done.
+    Finished,
+}
+
+impl EncodingEvent {
+    /// What the status bar says while this is the latest news (none once
+    /// the encoding is over).
+    pub fn status(&self) -> Option<String> {
+        match self {
+            EncodingEvent::Progress { phase, done, total, per_second } => {
+                let percent = if *total == 0 { 100 } else { done * 100 / total };
+                let left = total.saturating_sub(*done) as f64 / per_second.max(1e-3);
+                let eta = if *done == 0 {
+                    String::new()
+                } else if left < 90.0 {
+                    format!(", {left:.0} s left")
+                } else {
+                    format!(", {:.0} min left", left / 60.0)
+                };
+                Some(format!("encoding {} {percent}%{eta}", phase.label()))
+            }
+            EncodingEvent::Covered { .. } | EncodingEvent::Skipped { .. } | EncodingEvent::Finished => None,
+        }
+    }
+}
+
+/// How the background encoding runs.
+#[derive(Debug, Clone)]
+pub struct EncodingOptions {
+    /// Encoding threads (default: one per core but one, at least one).
+    pub threads: usize,
+    /// The phases to run, in order.
+    pub phases: Vec<Phase>,
+    /// Lower the threads' scheduling priority (nice 19).
+    pub low_priority: bool,
+}
+
+impl Default for EncodingOptions {
+    fn default() -> EncodingOptions {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        EncodingOptions { threads: cores.saturating_sub(1).max(1), phases: Phase::ALL.to_vec(), low_priority: true }
+    }
+}
+
+/// Handle to the encoding thread. Dropping it stops the encoding after the
+/// piece of 64 papers each thread is on: the threads then wait, using no
+/// CPU, until the process ends (what was committed stays; the next start
+/// resumes from there).
+pub struct BackgroundEncoding {
+    events: Receiver<EncodingEvent>,
+    stop: Arc<AtomicBool>,
+}
+
+/// Progress events at most this often (the last of a phase always goes).
+const REPORT_EVERY: Duration = Duration::from_millis(250);
+
+impl BackgroundEncoding {
+    /// Starts encoding `library`'s missing vectors with `models`; it pauses
+    /// while `busy` is set (the recommender answering).
+    pub fn spawn(library: Arc<Library>, models: Arc<Models>, busy: Arc<AtomicBool>, options: EncodingOptions) -> BackgroundEncoding {
+        let (tx, events) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let pace = Pace { busy, stop: stop.clone() };
+        let _ = std::thread::Builder::new().name("citewise-encoding".into()).spawn(move || {
+            if options.low_priority {
+                lower_priority();
+            }
+            for &phase in &options.phases {
+                if pace.stopped() {
+                    return;
+                }
+                match run_phase(phase, &library, &models, &options, &pace, &tx) {
+                    Ok(s) if s.embedded > 0 => {
+                        let _ = tx.send(EncodingEvent::Covered { phase, encoded: s.embedded });
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        let _ = tx.send(EncodingEvent::Skipped { phase, why: e.to_string() });
+                    }
+                }
+            }
+            let _ = tx.send(EncodingEvent::Finished);
+        });
+        BackgroundEncoding { events, stop }
+    }
+
+    /// A pending event, without waiting.
+    pub fn try_recv(&self) -> Option<EncodingEvent> {
+        self.events.try_recv().ok()
+    }
+
+    /// Waits up to `timeout` for an event.
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<EncodingEvent> {
+        self.events.recv_timeout(timeout).ok()
+    }
+}
+
+impl Drop for BackgroundEncoding {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// When the encoding threads may go on.
+struct Pace {
+    busy: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Pace {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Waits while the recommender is busy, and for good once stopped.
+    fn wait(&self) {
+        while self.busy.load(Ordering::SeqCst) || self.stopped() {
+            std::thread::sleep(Duration::from_millis(if self.stopped() { 200 } else { 5 }));
+        }
+    }
+}
+
+/// Counts a phase's progress and reports it now and then.
+struct Progress<'a> {
+    phase: Phase,
+    total: AtomicU64,
+    done: AtomicU64,
+    started: Instant,
+    last: Mutex<Instant>,
+    tx: Mutex<Sender<EncodingEvent>>,
+    pace: &'a Pace,
+}
+
+impl Progress<'_> {
+    fn start(&self, total: u64) {
+        self.total.store(total, Ordering::SeqCst);
+        self.report(true);
+    }
+
+    fn add(&self, k: u64) {
+        self.done.fetch_add(k, Ordering::SeqCst);
+        self.report(false);
+        self.pace.wait();
+    }
+
+    fn report(&self, force: bool) {
+        let mut last = self.last.lock().expect("progress lock");
+        let (done, total) = (self.done.load(Ordering::SeqCst), self.total.load(Ordering::SeqCst));
+        if !force && done < total && last.elapsed() < REPORT_EVERY {
+            return;
+        }
+        *last = Instant::now();
+        let per_second = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+        let _ = self.tx.lock().expect("progress lock").send(EncodingEvent::Progress { phase: self.phase, done, total, per_second });
+    }
+}
+
+/// Runs one phase.
+fn run_phase(
+    phase: Phase,
+    library: &Library,
+    models: &Models,
+    options: &EncodingOptions,
+    pace: &Pace,
+    tx: &Sender<EncodingEvent>,
+) -> Result<EmbedSummary> {
+    let progress = Progress {
+        phase,
+        total: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        started: Instant::now(),
+        last: Mutex::new(Instant::now()),
+        tx: Mutex::new(tx.clone()),
+        pace,
+    };
+    let on_start = |n: u64| progress.start(n);
+    let on_progress = |k: u64| progress.add(k);
+    let threads = options.threads.max(1);
+    match phase {
+        Phase::StandIns => {
+            let teacher = models.citation_encoder()?.fingerprint();
+            let weights = crate::library::student::student_weights(library.dir())?;
+            let student = crate::neural::encoder::HattenEncoder::from_weights(weights, &models.backend().device)?;
+            embed_student_vectors(library, &student, &teacher, threads, &on_start, &on_progress)
+        }
+        Phase::Dense => embed_library(library, &*models.hatten()?, &on_start, &on_progress),
+        Phase::Citation => embed_citation_vectors(library, &*models.citation_encoder()?, threads, &on_start, &on_progress),
+    }
+}
+
+/// Lowers this thread's scheduling priority (threads it starts inherit
+/// it), so the editor and the recommender always come first.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls on this thread's own id.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+    }
+}
