@@ -104,7 +104,12 @@ fn write_ask_mark_export_cite_save() {
     let draft = dir.path().join("draft.tex");
     std::fs::write(&draft, "\\section{Related work}\n").unwrap();
     let bib = dir.path().join("refs.bib");
-    let s = Session::start(dir.path(), "e2e", &[draft.to_str().unwrap(), "--bib", bib.to_str().unwrap()]);
+    // The library's channels stay as they are while the test asks (no
+    // vectors are encoded meanwhile).
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "background_encoding = \"off\"\n").unwrap();
+    let s =
+        Session::start(dir.path(), "e2e", &[draft.to_str().unwrap(), "--bib", bib.to_str().unwrap(), "--config", config.to_str().unwrap()]);
     s.wait_for("draft.tex", 10);
     s.type_text("Completions of a typed query prefix can be ranked with BM25 ");
     s.keys(&["F5"]);

@@ -94,6 +94,27 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 100)]
         queries: usize,
     },
+    /// The whole pipeline's latency on contexts of a benchmark split, as
+    /// the editor gets it: the first list shown (after the first channel),
+    /// the fused list, and the final reranked answer; per K_r, and peak
+    /// memory
+    Pipeline {
+        /// Library to recommend from [default: the --library / default library]
+        #[arg(long, value_name = "DIR")]
+        library: Option<PathBuf>,
+        /// Benchmark directory (contexts.jsonl.gz)
+        #[arg(long, value_name = "DIR")]
+        bench: PathBuf,
+        #[arg(long, default_value = "test")]
+        split: String,
+        /// Contexts timed (a fixed random sample)
+        #[arg(long, default_value_t = 100)]
+        queries: usize,
+        /// Candidates reranked (K_r), comma-separated: one run each, with
+        /// models loaded afresh (no pair scores carried over)
+        #[arg(long, value_delimiter = ',', default_value = "20,50")]
+        rerank_depth: Vec<usize>,
+    },
     /// Input-to-render latency of the editor while recommendations run in the background
     Keys {
         /// Library to recommend from [default: the --library / default library]
@@ -162,6 +183,9 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
         }
         BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
         BenchWhat::Lsp { library, bench, split, queries } => bench_lsp(library.as_deref(), bench, split, *queries)?,
+        BenchWhat::Pipeline { library, bench, split, queries, rerank_depth } => {
+            bench_pipeline(library.as_deref(), bench, split, *queries, rerank_depth, models.device_preference())?
+        }
         BenchWhat::Keys { library, keys, gap_ms, encode } => {
             let dir = library_dir(library.as_deref())?;
             let lib = std::sync::Arc::new(Library::open(&dir)?);
@@ -186,6 +210,92 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             }
             println!("{out}");
         }
+    }
+    Ok(())
+}
+
+/// Times of one request through the pipeline, in ms from the request.
+struct PipelineTimes {
+    first: f64,
+    fused: f64,
+    last: f64,
+    stages: Vec<(String, f64)>,
+}
+
+fn bench_pipeline(
+    library: Option<&std::path::Path>,
+    bench: &std::path::Path,
+    split: &str,
+    n: usize,
+    depths: &[usize],
+    device: crate::neural::backend::DevicePreference,
+) -> Result<()> {
+    use crate::pipeline::Recommender;
+    let dir = library_dir(library)?;
+    let lib = std::sync::Arc::new(Library::open(&dir)?);
+    let papers = lib.papers().num_papers();
+    let contexts = crate::eval::harness::sample(crate::eval::harness::load_split(bench, split)?, n);
+    let mut queries: Vec<crate::pipeline::Query> = contexts.iter().map(|c| crate::eval::harness::query_of(c, false)).collect();
+    for q in &mut queries {
+        q.k = 20;
+    }
+    let stat = |v: &[f64]| {
+        let q = |p| crate::eval::metrics::quantile(v, p);
+        serde_json::json!({"p50_ms": q(0.5), "p95_ms": q(0.95)})
+    };
+    for &depth in depths {
+        // Models afresh for every depth: no pair score is reused.
+        let models = Models::on(device).for_library(Some(dir.clone()));
+        let mut rec = Recommender::new(lib.clone(), &models);
+        rec.set_rerank_depth(depth);
+        // Loads the models (not timed).
+        rec.recommend(&queries[0])?;
+        let mut times = Vec::with_capacity(queries.len());
+        for q in queries.iter().skip(1) {
+            let t = Instant::now();
+            let mut seen: Vec<(f64, bool)> = Vec::new();
+            let mut stages = Vec::new();
+            rec.recommend_streaming(q, &mut |r| {
+                seen.push((t.elapsed().as_secs_f64() * 1000.0, r.complete));
+                if r.complete {
+                    stages = r.timings.iter().map(|(n, d)| (n.clone(), d.as_secs_f64() * 1000.0)).collect();
+                }
+                true
+            })?;
+            let Some(&(last, _)) = seen.last() else { continue };
+            // The fused list: the last early answer (all channels, before reranking).
+            let fused = seen.iter().rev().find(|s| !s.1).map_or(last, |s| s.0);
+            times.push(PipelineTimes { first: seen[0].0, fused, last, stages });
+        }
+        let col = |f: &dyn Fn(&PipelineTimes) -> f64| times.iter().map(f).collect::<Vec<f64>>();
+        let mut names: Vec<String> = Vec::new();
+        for t in &times {
+            for (s, _) in &t.stages {
+                if !names.contains(s) {
+                    names.push(s.clone());
+                }
+            }
+        }
+        let per_stage: serde_json::Map<String, serde_json::Value> = names
+            .iter()
+            .map(|s| {
+                (
+                    s.clone(),
+                    stat(&times.iter().flat_map(|t| t.stages.iter().filter(|(n, _)| n == s).map(|(_, ms)| *ms)).collect::<Vec<_>>()),
+                )
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({
+                "papers": papers, "queries": times.len(), "rerank_depth": rec.rerank_depth(),
+                "first_results": stat(&col(&|t| t.first)),
+                "fused": stat(&col(&|t| t.fused)),
+                "final": stat(&col(&|t| t.last)),
+                "stages": per_stage,
+                "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
+            })
+        );
     }
     Ok(())
 }

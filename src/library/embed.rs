@@ -81,6 +81,16 @@ pub fn encode_in_threads<T: Sync>(
     on_progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<f32>> {
     let pieces: Vec<&[T]> = items.chunks(PROGRESS_EVERY).collect();
+    if threads <= 1 {
+        // On this thread (so that a thread pool it runs in is the one its
+        // matrix products use).
+        let mut vectors = Vec::with_capacity(items.len() * dim);
+        for piece in pieces {
+            vectors.extend(encode(piece)?);
+            on_progress(piece.len() as u64);
+        }
+        return Ok(vectors);
+    }
     let next = std::sync::atomic::AtomicUsize::new(0);
     // Per thread: (piece, vectors) of every piece it encoded.
     type Encoded = Result<Vec<(usize, Vec<f32>)>>;

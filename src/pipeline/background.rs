@@ -1,8 +1,9 @@
 //! Encoding what the library lacks while a front end runs: the student's
 //! stand-in citation vectors first (minutes), then HAtten's dense vectors,
 //! then the citation encoder's own vectors (slow; they replace the
-//! stand-ins). One low-priority thread per core but one, pausing whenever
-//! the recommender is busy, so typing and answers never wait for it.
+//! stand-ins). A low-priority thread pool of its own (one thread per core
+//! but one), pausing whenever the recommender is busy, so typing and
+//! answers never wait for it.
 //! Progress and "this channel now covers the library" come back as
 //! [`EncodingEvent`]s; every store commits as it goes (as `citewise embed`
 //! does), so quitting or a crash loses at most one batch (2,048 papers).
@@ -81,7 +82,8 @@ impl EncodingEvent {
 /// How the background encoding runs.
 #[derive(Debug, Clone)]
 pub struct EncodingOptions {
-    /// Encoding threads (default: one per core but one, at least one).
+    /// Threads of the encoding's pool, which the models' matrix products
+    /// use (default: one per core but one, at least one).
     pub threads: usize,
     /// The phases to run, in order.
     pub phases: Vec<Phase>,
@@ -116,24 +118,23 @@ impl BackgroundEncoding {
         let stop = Arc::new(AtomicBool::new(false));
         let pace = Pace { busy, stop: stop.clone() };
         let _ = std::thread::Builder::new().name("citewise-encoding".into()).spawn(move || {
-            if options.low_priority {
-                lower_priority();
-            }
-            for &phase in &options.phases {
-                if pace.stopped() {
-                    return;
-                }
-                match run_phase(phase, &library, &models, &options, &pace, &tx) {
-                    Ok(s) if s.embedded > 0 => {
-                        let _ = tx.send(EncodingEvent::Covered { phase, encoded: s.embedded });
+            // The models' matrix products run on a thread pool of the
+            // encoding's own, at its priority (not on the pool that answers
+            // queries), and the papers are encoded on one of its threads.
+            let low = options.low_priority;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(options.threads.max(1))
+                .thread_name(|i| format!("citewise-encoding-{i}"))
+                .start_handler(move |_| {
+                    if low {
+                        lower_priority();
                     }
-                    Ok(_) => {}
-                    Err(e) => {
-                        let _ = tx.send(EncodingEvent::Skipped { phase, why: e.to_string() });
-                    }
-                }
+                })
+                .build();
+            match pool {
+                Ok(pool) => pool.install(|| encode_phases(&library, &models, &options, &pace, &tx)),
+                Err(_) => encode_phases(&library, &models, &options, &pace, &tx),
             }
-            let _ = tx.send(EncodingEvent::Finished);
         });
         BackgroundEncoding { events, stop }
     }
@@ -209,15 +210,30 @@ impl Progress<'_> {
     }
 }
 
-/// Runs one phase.
-fn run_phase(
-    phase: Phase,
-    library: &Library,
-    models: &Models,
-    options: &EncodingOptions,
-    pace: &Pace,
-    tx: &Sender<EncodingEvent>,
-) -> Result<EmbedSummary> {
+/// Runs the phases in order, reporting as it goes.
+fn encode_phases(library: &Library, models: &Models, options: &EncodingOptions, pace: &Pace, tx: &Sender<EncodingEvent>) {
+    if options.low_priority {
+        lower_priority();
+    }
+    for &phase in &options.phases {
+        if pace.stopped() {
+            return;
+        }
+        match run_phase(phase, library, models, pace, tx) {
+            Ok(s) if s.embedded > 0 => {
+                let _ = tx.send(EncodingEvent::Covered { phase, encoded: s.embedded });
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let _ = tx.send(EncodingEvent::Skipped { phase, why: e.to_string() });
+            }
+        }
+    }
+    let _ = tx.send(EncodingEvent::Finished);
+}
+
+/// Runs one phase (on this thread: its pool parallelises the models).
+fn run_phase(phase: Phase, library: &Library, models: &Models, pace: &Pace, tx: &Sender<EncodingEvent>) -> Result<EmbedSummary> {
     let progress = Progress {
         phase,
         total: AtomicU64::new(0),
@@ -229,7 +245,7 @@ fn run_phase(
     };
     let on_start = |n: u64| progress.start(n);
     let on_progress = |k: u64| progress.add(k);
-    let threads = options.threads.max(1);
+    let threads = 1;
     match phase {
         Phase::StandIns => {
             let teacher = models.citation_encoder()?.fingerprint();
