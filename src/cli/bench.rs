@@ -45,6 +45,27 @@ pub enum BenchWhat {
         /// CPU threads for the scan
         #[arg(long, default_value_t = 2)]
         threads: usize,
+        /// Search this library's own stores instead (HAtten's, and the
+        /// citation channel's with its stand-ins), with stored vectors of
+        /// its real papers as queries
+        #[arg(long, value_name = "DIR")]
+        library: Option<PathBuf>,
+    },
+    /// Synthetic records made from a library's papers (marked as such),
+    /// with vectors mixed from theirs, for a library of any size: writes
+    /// them to a JSON Lines file for `citewise import` and their vectors
+    /// into the library's stores ahead of the import
+    Scale {
+        /// The library (encoded: `citewise embed --fast`)
+        #[arg(long, value_name = "DIR")]
+        library: PathBuf,
+        /// Synthetic records to make
+        #[arg(long)]
+        records: usize,
+        #[arg(long, value_name = "FILE.jsonl")]
+        out: PathBuf,
+        #[arg(long, default_value_t = 47)]
+        seed: u64,
     },
     /// HAtten encoding throughput on the first N papers of a papers JSONL file
     Embed {
@@ -160,7 +181,9 @@ struct ImportBench {
 
 pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
     match &a.what {
-        BenchWhat::Vectors { rows, dim, queries, threads } => bench_vectors(rows, *dim, *queries, *threads)?,
+        BenchWhat::Vectors { rows, dim, queries, threads, library: None } => bench_vectors(rows, *dim, *queries, *threads)?,
+        BenchWhat::Vectors { queries, threads, library: Some(dir), .. } => bench_library_vectors(dir, *queries, *threads)?,
+        BenchWhat::Scale { library, records, out, seed } => bench_scale(library, *records, out, *seed)?,
         BenchWhat::Embed { papers, n, device } => bench_embed(papers, *n, *device)?,
         BenchWhat::Rerank { papers, depth, queries, base, max_len, device } => {
             bench_rerank(papers, depth, *queries, base.as_deref(), *max_len, *device)?
@@ -433,6 +456,89 @@ fn bench_vectors(sizes: &[usize], dim: usize, queries: usize, threads: usize) ->
             report_vectors(n, dim, &format!("burn {} on {}", backend.name, backend.adapter), &times);
         }
     }
+    Ok(())
+}
+
+/// Top-100 search over a library's own stores, queried with the stored
+/// vectors of real (not synthetic) papers.
+fn bench_library_vectors(dir: &std::path::Path, queries: usize, threads: usize) -> Result<()> {
+    let lib = Library::open(dir)?;
+    let models = Models::installed().for_library(Some(dir.to_path_buf()));
+    let hatten = models.hatten()?;
+    let dense = crate::index::vectors::VectorStore::open_read(&lib.vectors_dir(), hatten.dim(), hatten.fingerprint())?;
+    let encoder = models.citation_encoder()?;
+    let citation = crate::pipeline::citation_channel::open_citation_vectors(&lib, &encoder)?
+        .ok_or_else(|| anyhow::anyhow!("the library has no citation vectors"))?;
+    // Query ids: every n-th real paper.
+    let mut ids = Vec::new();
+    lib.papers().for_each_paper(&mut |p| {
+        if !p.id.starts_with(crate::eval::scale::SYNTHETIC_PREFIX) {
+            ids.push(p.id);
+        }
+        Ok(())
+    })?;
+    let step = (ids.len() / queries.max(1)).max(1);
+    let ids: Vec<String> = ids.into_iter().step_by(step).take(queries).collect();
+    // Per query: the time of the search as the channels run it, of the
+    // exact scan, and the share of the exact top 100 the first found.
+    type Search<'a> = &'a dyn Fn(&[f32]) -> Vec<crate::index::vectors::VectorHit>;
+    let measure = |name: &str, rows: usize, dim: usize, vector: &dyn Fn(&str) -> Option<Vec<f32>>, search: Search, exact: Search| {
+        let (mut fast, mut slow, mut recall) = (Vec::new(), Vec::new(), Vec::new());
+        for q in ids.iter().filter_map(|id| vector(id)) {
+            let t = Instant::now();
+            let found = search(&q);
+            fast.push(t.elapsed().as_secs_f64() * 1000.0);
+            let t = Instant::now();
+            let truth = exact(&q);
+            slow.push(t.elapsed().as_secs_f64() * 1000.0);
+            let hit = truth.iter().filter(|h| found.iter().any(|f| f.id == h.id)).count();
+            recall.push(hit as f64 / truth.len().max(1) as f64);
+        }
+        let q = |v: &[f64], p| crate::eval::metrics::quantile(v, p);
+        println!(
+            "{}",
+            serde_json::json!({
+                "store": name, "rows": rows, "dim": dim, "threads": threads, "queries": fast.len(),
+                "top100_p50_ms": q(&fast, 0.5), "top100_p95_ms": q(&fast, 0.95),
+                "exact_p50_ms": q(&slow, 0.5), "exact_p95_ms": q(&slow, 0.95),
+                "recall_at_100_vs_exact": recall.iter().sum::<f64>() / recall.len().max(1) as f64,
+            })
+        );
+    };
+    measure("hatten", dense.rows(), dense.dim(), &|id| dense.vector(id).map(<[f32]>::to_vec), &|q| dense.search(q, 100, threads), &|q| {
+        dense.search_exact(q, 100, threads, None)
+    });
+    measure(
+        "citation (own vectors and stand-ins)",
+        citation.primary_len() + citation.fallback_len(),
+        citation.dim(),
+        &|id| citation.vector(id).map(<[f32]>::to_vec),
+        &|q| citation.search(q, 100, threads),
+        &|q| citation.search_exact(q, 100, threads),
+    );
+    println!("{}", serde_json::json!({"peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0}));
+    Ok(())
+}
+
+/// Writes synthetic records made from a library's papers, and their vectors.
+fn bench_scale(dir: &std::path::Path, records: usize, out: &std::path::Path, seed: u64) -> Result<()> {
+    use crate::index::vectors::VectorStore;
+    let t = Instant::now();
+    let lib = Library::open(dir)?;
+    let models = Models::installed().for_library(Some(dir.to_path_buf()));
+    let hatten = models.hatten()?;
+    let encoder = models.citation_encoder()?;
+    let mut dense = VectorStore::open(&lib.vectors_dir(), hatten.dim(), hatten.fingerprint())?;
+    let citation = crate::pipeline::citation_channel::open_citation_vectors(&lib, &encoder)?
+        .ok_or_else(|| anyhow::anyhow!("the library has no citation vectors: run `citewise embed --fast`"))?;
+    let student = crate::library::student::student_fingerprint(dir)?;
+    let fingerprint = crate::library::embed::student_vectors_fingerprint(&student, &encoder.fingerprint());
+    let mut stand_ins = VectorStore::open(&lib.student_vectors_dir(), encoder.dim(), &fingerprint)?;
+    let s = crate::eval::scale::synthesize(&lib, &mut dense, &citation, &mut stand_ins, out, records, seed)?;
+    println!(
+        "{}",
+        serde_json::json!({"sources": s.sources, "records": s.records, "out": out.display().to_string(), "seconds": t.elapsed().as_secs_f64()})
+    );
     Ok(())
 }
 

@@ -3,5 +3,6 @@
 pub mod harness;
 pub mod metrics;
 pub mod report;
+pub mod scale;
 
 pub use harness::{evaluate, EvalReport};

@@ -78,9 +78,26 @@ impl LayeredVectors {
     /// The `k` papers of highest cosine with `query`, best first, each paper
     /// once (exact, on `threads` threads per store).
     pub fn search(&self, query: &[f32], k: usize, threads: usize) -> Vec<VectorHit> {
-        let mut hits = self.primary.as_ref().map(|p| p.search(query, k, threads)).unwrap_or_default();
+        self.search_with(query, k, threads, false)
+    }
+
+    /// [`LayeredVectors::search`] scanning every f32 row (never the
+    /// compact rows), for measuring what they cost in recall.
+    pub fn search_exact(&self, query: &[f32], k: usize, threads: usize) -> Vec<VectorHit> {
+        self.search_with(query, k, threads, true)
+    }
+
+    fn search_with(&self, query: &[f32], k: usize, threads: usize, exact: bool) -> Vec<VectorHit> {
+        let search = |s: &VectorStore, skip: Option<&[bool]>| {
+            if exact {
+                s.search_exact(query, k, threads, skip)
+            } else {
+                s.search_skipping(query, k, threads, skip)
+            }
+        };
+        let mut hits = self.primary.as_ref().map(|p| search(p, None)).unwrap_or_default();
         if let Some(f) = &self.fallback {
-            hits.extend(f.search_skipping(query, k, threads, Some(&self.shadowed)));
+            hits.extend(search(f, Some(&self.shadowed)));
             hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
             hits.truncate(k);
         }

@@ -5,6 +5,7 @@ pub mod health;
 pub mod identity;
 pub mod layered;
 pub mod paper_index;
+pub mod quantized;
 pub mod schema;
 pub mod vectors;
 

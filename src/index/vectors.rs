@@ -5,6 +5,8 @@
 //! vectors.f32    rows × dim little-endian f32, memory-mapped for search
 //! vectors.json   dim, the encoder's fingerprint, and per row the paper id
 //!                and a hash of the text it was computed from
+//! vectors.q8     the same rows in compact form ([`super::quantized`]):
+//!                large stores are searched through it, then rescored
 //! ```
 //! `vectors.json` is the commit point: rows appended to `vectors.f32` count
 //! only once the manifest that lists them is written (atomically), so an
@@ -23,6 +25,12 @@ use crate::util::write_atomic;
 
 const DATA: &str = "vectors.f32";
 const MANIFEST: &str = "vectors.json";
+const COMPACT: &str = "vectors.q8";
+
+/// Stores of at least this many rows are searched through their compact
+/// rows (then rescored exactly); smaller ones are scanned exactly (a few
+/// milliseconds).
+pub const COMPACT_FROM: usize = 200_000;
 
 /// What a store's manifest lists ([`VectorStore::inspect`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +101,8 @@ pub struct VectorStore {
     manifest: Manifest,
     rows: HashMap<String, usize>,
     data: Option<memmap2::Mmap>,
+    /// The compact rows, when they cover every committed row.
+    compact: Option<memmap2::Mmap>,
     /// Opened for reading only ([`VectorStore::open_read`]): never
     /// truncated or appended to.
     read_only: bool,
@@ -116,10 +126,11 @@ impl VectorStore {
             Some(m) if m.dim == dim && m.encoder == encoder => m,
             _ => fresh(),
         };
-        let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None, read_only: false };
+        let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None, compact: None, read_only: false };
         store.truncate_to_manifest()?;
         store.reindex();
         store.remap()?;
+        store.complete_compact()?;
         Ok(store)
     }
 
@@ -133,7 +144,7 @@ impl VectorStore {
             Some(m) if m.dim == dim && m.encoder == encoder => m,
             _ => Manifest { dim, encoder: encoder.into(), ..Default::default() },
         };
-        let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None, read_only: true };
+        let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None, compact: None, read_only: true };
         if !store.manifest.ids.is_empty() {
             let path = dir.join(DATA);
             let have = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
@@ -196,11 +207,34 @@ impl VectorStore {
         Ok(())
     }
 
+    /// Writes the compact rows again when they do not match the committed
+    /// rows (a store written before they existed, or an interrupted
+    /// append), and maps them.
+    fn complete_compact(&mut self) -> Result<()> {
+        let path = self.dir.join(COMPACT);
+        let want = (self.manifest.ids.len() * super::quantized::stride(self.manifest.dim)) as u64;
+        let have = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        if have != want {
+            let mut bytes = Vec::with_capacity(want as usize);
+            super::quantized::quantize_rows(self.matrix(), self.manifest.dim, &mut bytes);
+            write_atomic(&path, &bytes)?;
+        }
+        self.remap()
+    }
+
     fn remap(&mut self) -> Result<()> {
         let path = self.dir.join(DATA);
         self.data = None;
+        self.compact = None;
         if self.manifest.ids.is_empty() {
             return Ok(());
+        }
+        let compact = self.dir.join(COMPACT);
+        let want = (self.manifest.ids.len() * super::quantized::stride(self.manifest.dim)) as u64;
+        if std::fs::metadata(&compact).is_ok_and(|m| m.len() >= want) {
+            let f = std::fs::File::open(&compact).map_err(|e| Error::io(&compact, e))?;
+            // SAFETY: as for the data file below.
+            self.compact = Some(unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io(&compact, e))?);
         }
         let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
         // SAFETY: the data file is only appended to while mapped (by this
@@ -247,6 +281,11 @@ impl VectorStore {
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).map_err(|e| Error::io(&path, e))?;
         let bytes: Vec<u8> = vectors.iter().flat_map(|v| v.to_le_bytes()).collect();
         f.write_all(&bytes).and_then(|_| f.sync_data()).map_err(|e| Error::io(&path, e))?;
+        let compact = self.dir.join(COMPACT);
+        let mut rows = Vec::with_capacity(items.len() * super::quantized::stride(dim));
+        super::quantized::quantize_rows(vectors, dim, &mut rows);
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&compact).map_err(|e| Error::io(&compact, e))?;
+        f.write_all(&rows).and_then(|_| f.sync_data()).map_err(|e| Error::io(&compact, e))?;
         for (id, hash) in items {
             if let Some(&old) = self.rows.get(id) {
                 self.manifest.ids[old].clear();
@@ -301,9 +340,50 @@ impl VectorStore {
         self.search_skipping(query, k, threads, None)
     }
 
-    /// [`VectorStore::search`] without the rows `skip` marks (indexed by row).
+    /// [`VectorStore::search`] without the rows `skip` marks (indexed by
+    /// row). A store of [`COMPACT_FROM`] rows or more is scanned through its
+    /// compact rows, whose best `k · OVERSAMPLE` are rescored exactly.
     pub fn search_skipping(&self, query: &[f32], k: usize, threads: usize, skip: Option<&[bool]>) -> Vec<VectorHit> {
-        top_k_skipping(self.matrix(), self.manifest.dim, query, k, threads, skip)
+        match &self.compact {
+            Some(compact) if self.rows() >= COMPACT_FROM => self.hits(self.rescored(compact, query, k, threads, skip)),
+            _ => self.search_exact(query, k, threads, skip),
+        }
+    }
+
+    /// The exact search: every row's f32 dot product.
+    pub fn search_exact(&self, query: &[f32], k: usize, threads: usize, skip: Option<&[bool]>) -> Vec<VectorHit> {
+        self.hits(top_k_skipping(self.matrix(), self.manifest.dim, query, k, threads, skip))
+    }
+
+    /// The search through the compact rows (whatever the store's size;
+    /// exact when it has none).
+    pub fn search_compact(&self, query: &[f32], k: usize, threads: usize, skip: Option<&[bool]>) -> Vec<VectorHit> {
+        match &self.compact {
+            Some(compact) => self.hits(self.rescored(compact, query, k, threads, skip)),
+            None => self.search_exact(query, k, threads, skip),
+        }
+    }
+
+    /// Whether the store has compact rows.
+    pub fn has_compact(&self) -> bool {
+        self.compact.is_some()
+    }
+
+    fn rescored(&self, compact: &[u8], query: &[f32], k: usize, threads: usize, skip: Option<&[bool]>) -> Vec<(usize, f32)> {
+        let dim = self.manifest.dim;
+        let wanted = (k * super::quantized::OVERSAMPLE).max(super::quantized::MIN_RESCORED);
+        let matrix = self.matrix();
+        let mut found: Vec<(usize, f32)> = super::quantized::candidates(compact, dim, self.rows(), query, wanted, threads, skip)
+            .into_iter()
+            .map(|(r, _)| (r, dot(&matrix[r * dim..(r + 1) * dim], query)))
+            .collect();
+        found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        found.truncate(k);
+        found
+    }
+
+    fn hits(&self, found: Vec<(usize, f32)>) -> Vec<VectorHit> {
+        found
             .into_iter()
             .filter(|(r, _)| !self.manifest.ids[*r].is_empty())
             .map(|(r, s)| VectorHit { id: self.manifest.ids[r].clone(), score: s })
@@ -358,6 +438,7 @@ impl Ord for Scored {
 
 fn scan(matrix: &[f32], dim: usize, query: &[f32], k: usize, start: usize, end: usize, skip: Option<&[bool]>) -> Vec<(usize, f32)> {
     let mut heap: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(k + 1);
+    let dot = dot_fn();
     for r in start..end {
         if skip.is_some_and(|s| s.get(r).copied().unwrap_or(false)) {
             continue;
@@ -372,6 +453,24 @@ fn scan(matrix: &[f32], dim: usize, query: &[f32], k: usize, start: usize, end: 
         }
     }
     heap.into_iter().map(|Reverse(Scored(s, r))| (r, s)).collect()
+}
+
+/// The fastest [`dot`] this CPU runs (256-bit lanes where it has AVX2).
+fn dot_fn() -> fn(&[f32], &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        return |a, b| {
+            // SAFETY: the CPU has AVX2 (checked above).
+            unsafe { dot_avx2(a, b) }
+        };
+    }
+    dot
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+    dot(a, b)
 }
 
 /// Dot product in eight independent lanes (vectorises well).
@@ -479,5 +578,43 @@ mod tests {
         // Another encoder's store reads as empty, untouched.
         assert!(VectorStore::open_read(dir.path(), 2, "enc-b").unwrap().is_empty());
         assert_eq!(VectorStore::open(dir.path(), 2, "enc-a").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn compact_rows_follow_every_commit_and_rescored_search_matches_the_exact_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let dim = 16;
+        let mut seed = 5u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / u32::MAX as f32) - 0.25
+        };
+        let mut s = VectorStore::open(dir.path(), dim, "enc").unwrap();
+        for batch in 0..3 {
+            let items: Vec<(String, u64)> = (0..400).map(|i| (format!("p{batch}-{i}"), 1)).collect();
+            let vectors: Vec<f32> = (0..400).flat_map(|_| unit(&(0..dim).map(|_| next()).collect::<Vec<_>>())).collect();
+            s.append(&items, &vectors).unwrap();
+        }
+        let compact = dir.path().join(COMPACT);
+        let size = |p: &Path| std::fs::metadata(p).unwrap().len() as usize;
+        assert_eq!(size(&compact), 1200 * crate::index::quantized::stride(dim));
+        assert!(s.has_compact());
+        for _ in 0..5 {
+            let q = unit(&(0..dim).map(|_| next()).collect::<Vec<_>>());
+            let exact = s.search_exact(&q, 10, 2, None);
+            assert_eq!(s.search_compact(&q, 10, 2, None), exact, "rescored scores are exact, so the lists agree");
+            assert_eq!(s.search(&q, 10, 2), exact, "small stores are searched exactly");
+        }
+        // A store without compact rows (written before them) is searched
+        // exactly when read, and gets them from its next writer; so does
+        // one whose compact rows were cut short or run past the manifest.
+        std::fs::remove_file(&compact).unwrap();
+        assert!(!VectorStore::open_read(dir.path(), dim, "enc").unwrap().has_compact());
+        assert!(VectorStore::open(dir.path(), dim, "enc").unwrap().has_compact());
+        assert_eq!(size(&compact), 1200 * crate::index::quantized::stride(dim));
+        std::fs::OpenOptions::new().append(true).open(&compact).unwrap().write_all(&[1u8; 7]).unwrap();
+        assert!(VectorStore::open_read(dir.path(), dim, "enc").unwrap().has_compact(), "extra bytes: an append not yet committed");
+        VectorStore::open(dir.path(), dim, "enc").unwrap();
+        assert_eq!(size(&compact), 1200 * crate::index::quantized::stride(dim));
     }
 }
