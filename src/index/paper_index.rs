@@ -63,8 +63,51 @@ pub struct PaperIndex {
     analyzer: TextAnalyzer,
 }
 
+/// Papers a segment grows to at most by merging, so that a large library
+/// has several segments to search side by side.
+pub const MAX_SEGMENT_DOCS: u32 = 200_000;
+
+/// Threads a search uses (one per segment at a time).
+fn search_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
+}
+
+/// Merges small segments (fewer than half of [`MAX_SEGMENT_DOCS`] papers),
+/// smallest first, three or more at a time, into segments of at most
+/// [`MAX_SEGMENT_DOCS`]: searches of a small library see few segments, and
+/// a large library's are of a size to be searched in parallel.
+#[derive(Debug, Clone, Copy)]
+struct BoundedMerges;
+
+/// Segments merged at once, at least.
+const MIN_MERGE: usize = 3;
+
+impl tantivy::indexer::MergePolicy for BoundedMerges {
+    fn compute_merge_candidates(&self, segments: &[tantivy::SegmentMeta]) -> Vec<tantivy::indexer::MergeCandidate> {
+        let mut small: Vec<&tantivy::SegmentMeta> = segments.iter().filter(|s| s.num_docs() < MAX_SEGMENT_DOCS / 2).collect();
+        small.sort_by_key(|s| s.num_docs());
+        let mut out = Vec::new();
+        let mut group: Vec<tantivy::index::SegmentId> = Vec::new();
+        let mut docs = 0u32;
+        for s in small {
+            if docs + s.num_docs() > MAX_SEGMENT_DOCS {
+                if group.len() >= MIN_MERGE {
+                    out.push(tantivy::indexer::MergeCandidate(std::mem::take(&mut group)));
+                }
+                group.clear();
+                docs = 0;
+            }
+            group.push(s.id());
+            docs += s.num_docs();
+        }
+        if group.len() >= MIN_MERGE {
+            out.push(tantivy::indexer::MergeCandidate(group));
+        }
+        out
+    }
+}
+
 impl PaperIndex {
-    /// Opens the index in `dir`, creating an empty one when `dir` holds none.
     /// Opens the index in `dir`, creating an empty one when `dir` holds none.
     /// An index that does not open is [`Error::Corrupt`], with the repair.
     pub fn open_or_create(dir: &Path) -> Result<PaperIndex> {
@@ -85,8 +128,11 @@ impl PaperIndex {
         })
     }
 
-    fn from_index(dir: &Path, index: Index) -> Result<PaperIndex> {
+    fn from_index(dir: &Path, mut index: Index) -> Result<PaperIndex> {
         index.tokenizers().register(EN, analyzer::english());
+        // Segments are searched side by side (a large library's segments are
+        // kept at most `MAX_SEGMENT_DOCS`, see `BoundedMerges`).
+        index.set_multithread_executor(search_threads())?;
         let fields = PaperFields::from_schema(&index.schema())?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         Ok(PaperIndex { dir: dir.to_path_buf(), index, reader, fields, analyzer: analyzer::english() })
@@ -109,6 +155,7 @@ impl PaperIndex {
     pub fn writer(&self) -> Result<PaperWriter> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
         let writer = self.index.writer_with_num_threads(threads, 96_000_000 * threads).map_err(|e| health::writer_error(&self.dir, e))?;
+        writer.set_merge_policy(Box::new(BoundedMerges));
         Ok(PaperWriter { writer, fields: self.fields })
     }
 
@@ -314,5 +361,34 @@ impl PaperWriter {
         self.writer.commit()?;
         self.writer.wait_merging_threads()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tantivy::indexer::MergePolicy;
+
+    use super::*;
+
+    #[test]
+    fn merges_keep_segments_at_most_the_bound() {
+        let index = Index::create_in_ram(PaperFields::build().0);
+        let metas = |sizes: &[u32]| -> Vec<tantivy::SegmentMeta> {
+            sizes.iter().map(|&n| index.new_segment_meta(tantivy::index::SegmentId::generate_random(), n)).collect()
+        };
+        let merged = |sizes: &[u32]| -> Vec<u32> {
+            let segments = metas(sizes);
+            BoundedMerges
+                .compute_merge_candidates(&segments)
+                .iter()
+                .map(|c| c.0.iter().map(|id| segments.iter().find(|s| s.id() == *id).unwrap().num_docs()).sum())
+                .collect()
+        };
+        assert!(merged(&[10, 20]).is_empty(), "too few to merge");
+        assert_eq!(merged(&[1_000; 10]), [10_000]);
+        // Large segments merge only while the result stays within the bound.
+        assert_eq!(merged(&[60_000; 5]), [180_000]);
+        assert!(merged(&[150_000, 150_000, 150_000]).is_empty());
+        assert_eq!(merged(&[150_000, 10, 20, 30]), [60]);
     }
 }
