@@ -55,6 +55,14 @@ fn inverse_cloze_pairs_cut_a_sentence_out_of_real_abstracts() {
     assert_eq!((data.train.len(), data.val.len()), (150, 15));
     assert!(data.cited_val.is_empty() && data.train.iter().all(|p| p.kind == PairKind::Cloze), "no evidence, no citing sentences");
 
+    // The analyzed keywords of the library's papers, by title.
+    let mut keywords: std::collections::HashMap<String, HashSet<String>> = std::collections::HashMap::new();
+    lib.papers()
+        .for_each_paper(&mut |paper| {
+            keywords.entry(letters(&paper.title)).or_default().extend(terms(&paper.keywords.join(" ")));
+            Ok(())
+        })
+        .unwrap();
     let mut papers_seen = HashSet::new();
     let mut with_negatives = 0;
     for p in data.train.iter().chain(&data.val) {
@@ -73,11 +81,14 @@ fn inverse_cloze_pairs_cut_a_sentence_out_of_real_abstracts() {
             "nothing but the sentence is cut from {:?}",
             paper.abstract_text
         );
-        // Hard negatives: BM25 neighbours of the sentence, never its own paper.
+        // Hard negatives: BM25 neighbours of the sentence, never its own
+        // paper: each shares a word with it (in its title, abstract or
+        // keywords, the text BM25 searches).
         assert!(p.negatives.len() <= 5 && !p.negatives.contains(&p.paper));
         let q = terms(&p.query);
         for &n in &p.negatives {
-            let t = terms(&format!("{} {}", data.papers[n].title, data.papers[n].abstract_text));
+            let mut t = terms(&format!("{} {}", data.papers[n].title, data.papers[n].abstract_text));
+            t.extend(keywords.get(&letters(&data.papers[n].title)).into_iter().flatten().cloned());
             assert!(!q.is_disjoint(&t), "negative {n} shares no word with {:?}", p.query);
         }
         with_negatives += usize::from(!p.negatives.is_empty());

@@ -103,34 +103,16 @@ pub enum BenchWhat {
     /// split asked at `\cite{` (first answer, the same again, and when the
     /// recommender had the fused and the reranked list), and peak memory
     Lsp {
-        /// Library to recommend from [default: the --library / default library]
-        #[arg(long, value_name = "DIR")]
-        library: Option<PathBuf>,
-        /// Benchmark directory (contexts.jsonl.gz)
-        #[arg(long, value_name = "DIR")]
-        bench: PathBuf,
-        #[arg(long, default_value = "test")]
-        split: String,
-        /// Contexts timed (a fixed random sample)
-        #[arg(long, default_value_t = 100)]
-        queries: usize,
+        #[command(flatten)]
+        contexts: TimedContexts,
     },
     /// The whole pipeline's latency on contexts of a benchmark split, as
     /// the editor gets it: the first list shown (after the first channel),
     /// the fused list, and the final reranked answer; per K_r, and peak
     /// memory
     Pipeline {
-        /// Library to recommend from [default: the --library / default library]
-        #[arg(long, value_name = "DIR")]
-        library: Option<PathBuf>,
-        /// Benchmark directory (contexts.jsonl.gz)
-        #[arg(long, value_name = "DIR")]
-        bench: PathBuf,
-        #[arg(long, default_value = "test")]
-        split: String,
-        /// Contexts timed (a fixed random sample)
-        #[arg(long, default_value_t = 100)]
-        queries: usize,
+        #[command(flatten)]
+        contexts: TimedContexts,
         /// Candidates reranked (K_r), comma-separated: one run each, with
         /// models loaded afresh (no pair scores carried over)
         #[arg(long, value_delimiter = ',', default_value = "20,50")]
@@ -152,6 +134,22 @@ pub enum BenchWhat {
         #[arg(long, value_name = "WHAT")]
         encode: Option<KeysEncoding>,
     },
+}
+
+/// The library and the benchmark contexts a latency bench times.
+#[derive(Debug, Args)]
+pub struct TimedContexts {
+    /// Library to recommend from [default: the --library / default library]
+    #[arg(long, value_name = "DIR")]
+    library: Option<PathBuf>,
+    /// Benchmark directory (contexts.jsonl.gz)
+    #[arg(long, value_name = "DIR")]
+    bench: PathBuf,
+    #[arg(long, default_value = "test")]
+    split: String,
+    /// Contexts timed (a fixed random sample)
+    #[arg(long, default_value_t = 100)]
+    queries: usize,
 }
 
 /// What `bench keys --encode` encodes meanwhile.
@@ -205,9 +203,9 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             println!("{}", serde_json::to_string(&r)?);
         }
         BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
-        BenchWhat::Lsp { library, bench, split, queries } => bench_lsp(library.as_deref(), bench, split, *queries)?,
-        BenchWhat::Pipeline { library, bench, split, queries, rerank_depth } => {
-            bench_pipeline(library.as_deref(), bench, split, *queries, rerank_depth, models.device_preference())?
+        BenchWhat::Lsp { contexts: c } => bench_lsp(c.library.as_deref(), &c.bench, &c.split, c.queries)?,
+        BenchWhat::Pipeline { contexts: c, rerank_depth } => {
+            bench_pipeline(c.library.as_deref(), &c.bench, &c.split, c.queries, rerank_depth, models.device_preference())?
         }
         BenchWhat::Keys { library, keys, gap_ms, encode } => {
             let dir = library_dir(library.as_deref())?;
