@@ -21,8 +21,13 @@ struct Client {
 
 impl Client {
     fn start(library: &Path, config: &Path) -> Client {
+        Client::start_with(library, config, &["--stages", "bm25,evidence"])
+    }
+
+    fn start_with(library: &Path, config: &Path, args: &[&str]) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
-            .args(["--library", library.to_str().unwrap(), "lsp", "--stages", "bm25,evidence", "--config", config.to_str().unwrap()])
+            .args(["--library", library.to_str().unwrap(), "lsp", "--config", config.to_str().unwrap()])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -328,4 +333,34 @@ fn bad_input_gets_an_error_or_nothing_and_the_server_stays_up() {
     let r = c.call(12, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(head)}));
     assert!(r["result"]["items"].is_array(), "{r}");
     c.shutdown();
+}
+
+#[test]
+fn with_every_stage_the_server_encodes_the_library_in_the_background_and_uses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = common::benchmark_library(dir.path(), 400) else { return };
+    if !common::models_or_fail("encoding in the background") {
+        return;
+    }
+    drop(lib);
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "background_encoding = \"fast\"\n").unwrap();
+    let mut c = Client::start_with(&dir.path().join("lib"), &config, &[]);
+    c.initialize();
+    // The client hears of each channel's vectors as they come to cover the library.
+    let log = |m: &Value| m["method"] == "window/logMessage";
+    let text = |m: &Value| m["params"]["message"].as_str().unwrap_or_default().to_string();
+    for label in ["citation vectors (student)", "dense vectors"] {
+        let m = c.wait_for(label, |m| log(m) && text(m).starts_with(label) && text(m).contains("now cover the library"));
+        assert!(text(&m).ends_with("(400 papers encoded)"), "{m}");
+    }
+    // The next answer runs the channels those vectors opened.
+    let draft = dir.path().join("paper.tex");
+    let doc = uri(&draft);
+    let head = "We translate with a phrase-based statistical machine translation system \\cite{";
+    c.open(&doc, "latex", &format!("{head}}} trained on parallel text.\n"));
+    let r = c.call(2, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(head)}));
+    assert!(!r["result"]["items"].as_array().unwrap_or_else(|| panic!("{r}")).is_empty(), "{r}");
+    let m = c.wait_for("the request's stages", |m| log(m) && text(m).starts_with("request 2:"));
+    assert!(text(&m).contains("citation ") && text(&m).contains("hatten "), "{m}");
 }

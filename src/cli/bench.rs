@@ -334,6 +334,8 @@ fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: 
         stages: None,
         key_style: config.key_style,
         results: config.results,
+        // Latency as the server answers, with nothing encoded meanwhile.
+        background: Vec::new(),
     };
     let t = crate::lsp::latency::completion_latency(options, &texts)?;
     let stat = |v: Vec<f64>| {

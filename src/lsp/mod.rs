@@ -40,7 +40,10 @@ use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::export::keys::KeyStyle;
 use crate::library::Library;
+use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
+use crate::pipeline::worker::{reopen_all, Reopen};
 use crate::pipeline::{Candidate, Models, Recommendations, Recommender};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How long a completion waits for the rerank stage before it answers with
 /// the fused list. The fused list is ready in ~30 ms on the benchmark pool
@@ -61,6 +64,9 @@ pub struct Options {
     pub key_style: KeyStyle,
     /// Papers per completion.
     pub results: usize,
+    /// What the server encodes in the background while it runs (with every
+    /// stage only: `--stages` fixes the channels); empty: nothing.
+    pub background: Vec<Phase>,
 }
 
 /// Serves on stdin/stdout until the client says `exit`.
@@ -91,14 +97,27 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     };
     let caps = serde_json::to_value(capabilities).map_err(Error::Encode)?;
     connection.initialize(caps).map_err(|e| Error::Input(format!("language server: {e}")))?;
-    let recommender = match &options.stages {
+    let Options { library, models, stages, key_style, results, background } = options;
+    let models = Arc::new(models);
+    let recommender = match &stages {
         Some(stages) => {
             let names: Vec<&str> = stages.iter().map(String::as_str).collect();
-            Recommender::with_stages(options.library.clone(), &options.models, &names)?
+            Recommender::with_stages(library.clone(), &models, &names)?
         }
-        None => Recommender::new(options.library.clone(), &options.models),
+        None => Recommender::new(library.clone(), &models),
     };
-    let mut server = Server::new(connection.sender.clone(), options, recommender);
+    // With every stage, what the library lacks is encoded in the background
+    // and the recommender reopened as each channel comes to cover it.
+    let jobs = JobState { busy: Arc::default(), reload: Arc::default(), reopen: None };
+    let (jobs, encoding) = if stages.is_none() && !background.is_empty() {
+        let options = EncodingOptions { phases: background, ..EncodingOptions::default() };
+        let encoding = BackgroundEncoding::spawn(library.clone(), models.clone(), jobs.busy.clone(), options);
+        (JobState { reopen: Some(reopen_all(&library, &models)), ..jobs }, Some(encoding))
+    } else {
+        (jobs, None)
+    };
+    let settings = ServerSettings { library, key_style, results };
+    let mut server = Server::new(connection.sender.clone(), settings, recommender, jobs, encoding);
     for msg in &connection.receiver {
         match msg {
             Message::Request(req) => {
@@ -143,6 +162,23 @@ struct Shared {
     offered: Arc<Mutex<HashMap<Url, HashMap<String, Candidate>>>>,
 }
 
+/// What the server was started with.
+struct ServerSettings {
+    library: Arc<Library>,
+    key_style: KeyStyle,
+    results: usize,
+}
+
+/// The recommender thread's state beside its queue.
+struct JobState {
+    /// Set while it answers (the background encoding waits on it).
+    busy: Arc<AtomicBool>,
+    /// Set when a channel's vectors came to cover the library.
+    reload: Arc<AtomicBool>,
+    /// Makes the recommender again (none: never reloaded).
+    reopen: Option<Reopen>,
+}
+
 struct Server {
     shared: Shared,
     docs: HashMap<Url, Document>,
@@ -151,7 +187,13 @@ struct Server {
 }
 
 impl Server {
-    fn new(sender: crossbeam_channel::Sender<Message>, options: Options, recommender: Recommender) -> Server {
+    fn new(
+        sender: crossbeam_channel::Sender<Message>,
+        options: ServerSettings,
+        recommender: Recommender,
+        state: JobState,
+        encoding: Option<BackgroundEncoding>,
+    ) -> Server {
         let shared = Shared {
             sender,
             library: options.library.clone(),
@@ -162,10 +204,15 @@ impl Server {
         };
         let (jobs, queue) = mpsc::channel::<Job>();
         let worker = shared.clone();
+        let reload = state.reload.clone();
         std::thread::Builder::new()
             .name("lsp-recommender".into())
-            .spawn(move || run_jobs(&worker, &recommender, &queue))
+            .spawn(move || run_jobs(&worker, recommender, &queue, state))
             .expect("spawning the recommender thread");
+        if let Some(encoding) = encoding {
+            let (shared, reload) = (shared.clone(), reload.clone());
+            let _ = std::thread::Builder::new().name("lsp-encoding".into()).spawn(move || report_encoding(&shared, &encoding, &reload));
+        }
         Server { shared, docs: HashMap::new(), jobs, results: options.results }
     }
 
@@ -536,10 +583,40 @@ impl Shared {
 /// The recommender's thread: superseded and cancelled jobs are answered as
 /// cancelled; the others run, stopping at the next stage boundary once a
 /// newer request for the document comes.
-fn run_jobs(shared: &Shared, recommender: &Recommender, queue: &mpsc::Receiver<Job>) {
+/// Tells the client what the background encoding does (log lines: every
+/// tenth of a phase, and when a channel covers the library) and marks the
+/// recommender for reopening when one does.
+fn report_encoding(shared: &Shared, encoding: &BackgroundEncoding, reload: &AtomicBool) {
+    let mut told: Option<(Phase, u64)> = None;
+    loop {
+        let Some(event) = encoding.recv_timeout(Duration::from_secs(1)) else { continue };
+        match &event {
+            EncodingEvent::Progress { phase, done, total, .. } => {
+                let tenth = if *total == 0 { 10 } else { done * 10 / total };
+                if told != Some((*phase, tenth)) {
+                    told = Some((*phase, tenth));
+                    shared.log(MessageType::LOG, &event.status().unwrap_or_default());
+                }
+            }
+            EncodingEvent::Covered { phase, encoded } => {
+                reload.store(true, Ordering::SeqCst);
+                shared.log(MessageType::INFO, &format!("{} now cover the library ({encoded} papers encoded)", phase.label()));
+            }
+            EncodingEvent::Skipped { phase, why } => shared.log(MessageType::LOG, &format!("{} not encoded: {why}", phase.label())),
+            EncodingEvent::Finished => return,
+        }
+    }
+}
+
+fn run_jobs(shared: &Shared, mut recommender: Recommender, queue: &mpsc::Receiver<Job>, state: JobState) {
     while let Ok(first) = queue.recv() {
         let mut jobs = vec![first];
         jobs.extend(queue.try_iter());
+        state.busy.store(true, Ordering::SeqCst);
+        if let (true, Some(reopen)) = (state.reload.swap(false, Ordering::SeqCst), &state.reopen) {
+            recommender = reopen();
+        }
+        let recommender = &recommender;
         for job in jobs {
             if !shared.is_current(&job) {
                 shared.cancel(&job);
@@ -550,6 +627,7 @@ fn run_jobs(shared: &Shared, recommender: &Recommender, queue: &mpsc::Receiver<J
             }
             run_job(shared, recommender, job);
         }
+        state.busy.store(false, Ordering::SeqCst);
     }
 }
 

@@ -32,6 +32,14 @@ enum Job {
 /// Makes the recommender again, on the worker's thread.
 pub type Reopen = Box<dyn Fn() -> Recommender + Send>;
 
+/// A [`Reopen`] that opens every stage `models` allow on `library` (for
+/// when the background encoding has covered the library with a channel's
+/// vectors).
+pub fn reopen_all(library: &Arc<crate::library::Library>, models: &Arc<super::Models>) -> Reopen {
+    let (library, models) = (library.clone(), models.clone());
+    Box::new(move || Recommender::new(library.clone(), &models))
+}
+
 /// Handle to the worker thread.
 pub struct Worker {
     jobs: Option<Sender<Job>>,

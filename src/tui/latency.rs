@@ -57,7 +57,8 @@ pub fn input_latency(
         .repeat(20);
     let mut app = App::new(&seed, None, "references.bib".into(), settings);
     app.cursor_to_end();
-    let worker = Worker::spawn_reopening(Recommender::new(library.clone(), &models), super::reopen(&library, &models));
+    let worker =
+        Worker::spawn_reopening(Recommender::new(library.clone(), &models), crate::pipeline::worker::reopen_all(&library, &models));
     let background = encoding.map(|o| BackgroundEncoding::spawn(library.clone(), models.clone(), worker.busy_flag(), o));
     let mut seen = KeyLatency::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).map_err(|e| Error::Terminal(e.to_string()))?;

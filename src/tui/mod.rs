@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::export::bibfile::entries_of;
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingOptions};
-use crate::pipeline::worker::{Reopen, Worker, WorkerEvent};
+use crate::pipeline::worker::{reopen_all, Worker, WorkerEvent};
 use crate::pipeline::{Models, Recommender};
 
 /// What the editor opens on.
@@ -101,7 +101,7 @@ pub fn run(session: Session) -> Result<()> {
     if let Some(r) = recommender.reranker() {
         app.set_reranker_device(reranker_device(r.on_gpu, &r.backend));
     }
-    let worker = Worker::spawn_reopening(recommender, reopen(&library, &models));
+    let worker = Worker::spawn_reopening(recommender, reopen_all(&library, &models));
     let phases = config.background_encoding.phases();
     let encoding = (!phases.is_empty()).then(|| {
         let options = EncodingOptions { phases, ..EncodingOptions::default() };
@@ -125,13 +125,6 @@ pub fn run(session: Session) -> Result<()> {
     let result = rt.event_loop(&mut terminal, &mut app, &config);
     ratatui::restore();
     result
-}
-
-/// How the worker makes its recommender again when the background encoding
-/// has covered the library with a channel's vectors.
-pub fn reopen(library: &Arc<Library>, models: &Arc<Models>) -> Reopen {
-    let (library, models) = (library.clone(), models.clone());
-    Box::new(move || Recommender::new(library.clone(), &models))
 }
 
 /// Encodes the evidence spans for semantic ranking on a thread of its own,
