@@ -207,14 +207,18 @@ impl VectorStore {
         Ok(())
     }
 
-    /// Writes the compact rows again when they do not match the committed
-    /// rows (a store written before they existed, or an interrupted
-    /// append), and maps them.
+    /// Brings the compact rows to the committed rows and maps them: rows
+    /// past the manifest (an interrupted append) are cut off like the data
+    /// file's; missing ones (a store written before compact rows existed)
+    /// mean writing them all again.
     fn complete_compact(&mut self) -> Result<()> {
         let path = self.dir.join(COMPACT);
         let want = (self.manifest.ids.len() * super::quantized::stride(self.manifest.dim)) as u64;
         let have = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        if have != want {
+        if have > want {
+            let f = std::fs::OpenOptions::new().write(true).open(&path).map_err(|e| Error::io(&path, e))?;
+            f.set_len(want).map_err(|e| Error::io(&path, e))?;
+        } else if have < want {
             let mut bytes = Vec::with_capacity(want as usize);
             super::quantized::quantize_rows(self.matrix(), self.manifest.dim, &mut bytes);
             write_atomic(&path, &bytes)?;

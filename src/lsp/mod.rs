@@ -588,8 +588,7 @@ impl Shared {
 /// recommender for reopening when one does.
 fn report_encoding(shared: &Shared, encoding: &BackgroundEncoding, reload: &AtomicBool) {
     let mut told: Option<(Phase, u64)> = None;
-    loop {
-        let Some(event) = encoding.recv_timeout(Duration::from_secs(1)) else { continue };
+    while let Some(event) = encoding.recv() {
         match &event {
             EncodingEvent::Progress { phase, done, total, .. } => {
                 let tenth = if *total == 0 { 10 } else { done * 10 / total };

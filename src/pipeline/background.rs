@@ -133,7 +133,13 @@ impl BackgroundEncoding {
                 .build();
             match pool {
                 Ok(pool) => pool.install(|| encode_phases(&library, &models, &options, &pace, &tx)),
-                Err(_) => encode_phases(&library, &models, &options, &pace, &tx),
+                Err(_) => {
+                    // No pool of its own: this thread, at its priority.
+                    if low {
+                        lower_priority();
+                    }
+                    encode_phases(&library, &models, &options, &pace, &tx)
+                }
             }
         });
         BackgroundEncoding { events, stop }
@@ -144,9 +150,9 @@ impl BackgroundEncoding {
         self.events.try_recv().ok()
     }
 
-    /// Waits up to `timeout` for an event.
-    pub fn recv_timeout(&self, timeout: Duration) -> Option<EncodingEvent> {
-        self.events.recv_timeout(timeout).ok()
+    /// Waits for the next event; `None` once the encoding thread has ended.
+    pub fn recv(&self) -> Option<EncodingEvent> {
+        self.events.recv().ok()
     }
 }
 
@@ -182,7 +188,7 @@ struct Progress<'a> {
     done: AtomicU64,
     started: Instant,
     last: Mutex<Instant>,
-    tx: Mutex<Sender<EncodingEvent>>,
+    tx: Sender<EncodingEvent>,
     pace: &'a Pace,
 }
 
@@ -206,15 +212,12 @@ impl Progress<'_> {
         }
         *last = Instant::now();
         let per_second = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
-        let _ = self.tx.lock().expect("progress lock").send(EncodingEvent::Progress { phase: self.phase, done, total, per_second });
+        let _ = self.tx.send(EncodingEvent::Progress { phase: self.phase, done, total, per_second });
     }
 }
 
 /// Runs the phases in order, reporting as it goes.
 fn encode_phases(library: &Library, models: &Models, options: &EncodingOptions, pace: &Pace, tx: &Sender<EncodingEvent>) {
-    if options.low_priority {
-        lower_priority();
-    }
     for &phase in &options.phases {
         if pace.stopped() {
             return;
@@ -240,7 +243,7 @@ fn run_phase(phase: Phase, library: &Library, models: &Models, pace: &Pace, tx: 
         done: AtomicU64::new(0),
         started: Instant::now(),
         last: Mutex::new(Instant::now()),
-        tx: Mutex::new(tx.clone()),
+        tx: tx.clone(),
         pace,
     };
     let on_start = |n: u64| progress.start(n);

@@ -27,8 +27,6 @@ pub struct KeyLatency {
     pub encoded: Vec<(&'static str, u64)>,
     /// Channels whose vectors came to cover the library meanwhile.
     pub covered: Vec<&'static str>,
-    /// Progress reports the app was given.
-    pub progress_shown: usize,
     /// Frames whose status bar showed the encoding's progress.
     pub frames_with_progress: usize,
     /// The last status bar line about the encoding.
@@ -86,13 +84,10 @@ pub fn input_latency(
         while let Some(ev) = background.as_ref().and_then(BackgroundEncoding::try_recv) {
             super::encoding::apply(&ev, &mut app, &worker);
             match ev {
-                EncodingEvent::Progress { phase, done, .. } => {
-                    match seen.encoded.iter_mut().find(|(p, _)| *p == phase.label()) {
-                        Some(e) => e.1 = done,
-                        None => seen.encoded.push((phase.label(), done)),
-                    }
-                    seen.progress_shown += 1;
-                }
+                EncodingEvent::Progress { phase, done, .. } => match seen.encoded.iter_mut().find(|(p, _)| *p == phase.label()) {
+                    Some(e) => e.1 = done,
+                    None => seen.encoded.push((phase.label(), done)),
+                },
                 EncodingEvent::Covered { phase, .. } => seen.covered.push(phase.label()),
                 _ => {}
             }

@@ -198,11 +198,7 @@ pub fn adapt_hatten(
     }
     let mut run = TrainingRun::<StepCounters, AdaptCheckpoint, AdaptOptions>::open(out, "config.json", opts.max_minutes)?;
     let ad = device.clone().autodiff();
-    let model = if run.resuming() {
-        Hatten::load(config, &run.files.last(), &ad)?
-    } else {
-        Hatten::load_bytes(config, base.to_vec(), "the starting weights", &ad)?
-    };
+    let model = super::steps::starting_model(&mut run, config, Some(base), &ad)?;
     run.begin(opts.clone(), &config.to_string())?;
     let train_opts = TrainOptions { loss: Loss::Softmax, temperature: opts.temperature, ..TrainOptions::default() };
     let cloze_check = Validator::cloze(data);

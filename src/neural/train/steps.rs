@@ -49,6 +49,28 @@ pub struct StepPlan {
     pub phase: &'static str,
 }
 
+/// The model a run trains: its last weights when it resumes, else
+/// `start` (none: freshly initialised).
+pub fn starting_model<C, E, O>(
+    run: &mut TrainingRun<C, E, O>,
+    config: &crate::neural::hatten::HattenConfig,
+    start: Option<&[u8]>,
+    device: &burn::tensor::Device,
+) -> Result<Hatten>
+where
+    C: Counters,
+    E: Serialize + DeserializeOwned,
+    O: Serialize + DeserializeOwned,
+{
+    if run.resuming() {
+        return Hatten::load(config, &run.files.last(), device);
+    }
+    match start {
+        Some(bytes) => Hatten::load_bytes(config, bytes.to_vec(), "the starting weights", device),
+        None => Ok(config.init(device)),
+    }
+}
+
 /// Runs the loop on `model` (on an autodiff device): `loss_at(model, step)`
 /// is a step's loss, `validate(weights, step, mean loss since the last
 /// checkpoint, when that span started)` a checkpoint's record, `report` is
