@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use citewise::eval::evaluate;
-use citewise::eval::harness::{contexts_file, load_split, papers_file, query_of, TRAIN_SPLIT};
+use citewise::eval::harness::{contexts_file, evaluate_at, load_split, papers_file, query_of, AsOf, EVAL_DEPTH, TRAIN_SPLIT};
 use citewise::library::evidence_import::import_evidence;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
@@ -65,16 +65,43 @@ fn benchmark_quality_bm25_and_evidence() {
     let contexts = load_split(&bench, "test").unwrap();
     assert_eq!(contexts.len(), 2724);
 
-    let local = evaluate(&rec, &contexts, "test", false, &|_| {}).unwrap();
+    // The reference ranks every paper of the pool, whatever its year.
+    let local = evaluate_at(&rec, &contexts, "test", false, EVAL_DEPTH, AsOf::AnyYear, &|_| {}).unwrap();
+    assert_eq!(local.config.as_of_citing_year, None);
     let all = &local.sources[0].scores;
     #[allow(clippy::approx_constant)] // BM25's measured R@10, not 1/π
     let expected_recall = 0.318;
     assert!((all.recall[2] - expected_recall).abs() <= 0.03, "R@10 {}", all.recall[2]);
     assert!((all.mrr - 0.206).abs() <= 0.03, "MRR {}", all.mrr);
 
-    let global = evaluate(&rec, &contexts, "test", true, &|_| {}).unwrap();
+    let global = evaluate_at(&rec, &contexts, "test", true, EVAL_DEPTH, AsOf::AnyYear, &|_| {}).unwrap();
     let g = &global.sources[0].scores;
     assert!((g.recall[2] - 0.376).abs() <= 0.03, "global R@10 {}", g.recall[2]);
+
+    // By default a context is ranked against the papers its author could
+    // have cited: its citing paper is in the pool for the scisummnet and
+    // acl-arc contexts (1,643), not for sdp-act and scicite.
+    let as_of = evaluate(&rec, &contexts, "test", false, &|_| {}).unwrap();
+    assert_eq!(as_of.config.as_of_citing_year, Some(1643));
+    assert!(as_of.sources[0].scores.recall[2] > all.recall[2], "{} against {}", as_of.sources[0].scores.recall[2], all.recall[2]);
+    let sdp = |r: &citewise::eval::EvalReport| r.sources.iter().find(|s| s.source == "sdp-act").unwrap().scores;
+    assert_eq!(sdp(&as_of), sdp(&local), "contexts of unknown year rank as before");
+    let (mut checked, mut later_before) = (0, 0);
+    for c in contexts.iter().filter(|c| c.source == "scisummnet").step_by(40) {
+        let Some(year) = lib.papers().years(&[c.citing_id.as_str()]).unwrap()[0] else { continue };
+        let years = |q: &citewise::pipeline::Query| -> Vec<(String, Option<i32>)> {
+            let ids: Vec<String> = rec.recommend_ids(q).unwrap().candidates.into_iter().map(|c| c.id).collect();
+            let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+            ids.iter().cloned().zip(lib.papers().years(&refs).unwrap()).collect()
+        };
+        let q = query_of(c, false).with_k(20);
+        later_before += years(&q).iter().filter(|(_, y)| y.is_some_and(|y| y > year)).count();
+        let then = years(&q.written_in(Some(year)));
+        assert_eq!(then.len(), 20);
+        assert!(then.iter().all(|(id, y)| y.is_none_or(|y| y <= year) && *id != c.citing_id), "{} ({year}): {then:?}", c.id);
+        checked += 1;
+    }
+    assert!(checked >= 30 && later_before > 0, "{checked} contexts, {later_before} later papers without the year");
 
     // Evidence from the train split, fused with BM25.
     let ev = import_evidence(&lib, &[contexts_file(&bench)], Some(TRAIN_SPLIT), false).unwrap();

@@ -6,8 +6,8 @@ use clap::Args;
 
 use super::import::{print_evidence_summary, print_summary};
 use super::progress::{count_bar, ImportBar};
-use crate::eval::harness::evaluate_at;
 use crate::eval::harness::{contexts_file, load_split, papers_file, TRAIN_SPLIT};
+use crate::eval::harness::{evaluate_at, AsOf};
 use crate::eval::{report, EvalReport};
 use crate::index::QueryTf;
 use crate::library::evidence_import::import_evidence;
@@ -31,6 +31,11 @@ pub struct EvalArgs {
     /// Add the citing paper's title and abstract to each query
     #[arg(long)]
     pub global: bool,
+    /// Rank every context against every paper of the pool, whatever its
+    /// year [default: against the papers published by the citing paper's
+    /// year, where the pool knows that year]
+    #[arg(long)]
+    pub any_year: bool,
     /// Channels to run, comma-separated [default: all]
     #[arg(long, value_delimiter = ',', value_name = "CHANNELS")]
     pub stages: Vec<String>,
@@ -133,6 +138,11 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     }
     let lib = Arc::new(lib);
     let stages = if a.stages.is_empty() { Recommender::new(lib.clone(), models).stages() } else { Stages::parse(&a.stages)? };
+    if stages.rerank {
+        if let Ok(r) = models.reranker() {
+            eprintln!("reranker: {}", r.source);
+        }
+    }
     if let (true, Ok(semantic)) = (stages.channels.contains(&ChannelId::Evidence), models.span_cosines()) {
         let spans = lib.evidence().num_spans();
         if spans > 0 {
@@ -172,7 +182,8 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     let run_one = |stages: &Stages, depth: Option<usize>| -> Result<EvalReport> {
         let rec = Recommender::open(lib.clone(), models, Some(stages), Settings { rerank_depth: depth, ..settings })?;
         let bar = count_bar(contexts.len() as u64, &format!("evaluating {}", stages.names().join("+")));
-        let report = evaluate_at(&rec, &contexts, &a.split, a.global, a.depth, &|_| bar.inc(1))?;
+        let as_of = if a.any_year { AsOf::AnyYear } else { AsOf::CitingYear };
+        let report = evaluate_at(&rec, &contexts, &a.split, a.global, a.depth, as_of, &|_| bar.inc(1))?;
         bar.finish_and_clear();
         Ok(report)
     };

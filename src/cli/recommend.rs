@@ -29,6 +29,10 @@ pub struct RecommendArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+    /// The year the draft was written in, when not now: papers published
+    /// after it are left out
+    #[arg(long, value_name = "YEAR")]
+    pub written_in: Option<i32>,
 }
 
 fn at_least_one(s: &str) -> std::result::Result<usize, String> {
@@ -58,7 +62,8 @@ pub fn run(lib: &Arc<Library>, a: &RecommendArgs, models: &Models) -> Result<()>
     let rec = Recommender::new(lib.clone(), models);
     let query = Query::new(query_text(a)?)
         .with_global(a.title.clone().unwrap_or_default(), a.abstract_text.clone().unwrap_or_default())
-        .with_k(a.k);
+        .with_k(a.k)
+        .written_in(a.written_in);
     let result = rec.recommend(&query)?;
     for n in &result.notices {
         eprintln!("notice: {}", printable(n));

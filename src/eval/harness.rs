@@ -108,6 +108,11 @@ pub struct EvalConfig {
     pub with_title: usize,
     #[serde(default)]
     pub with_abstract: usize,
+    /// Under [`AsOf::CitingYear`], the queries whose citing paper's year
+    /// the library knows (ranked against the papers of that year and
+    /// before); `None`: every query ranked against every paper.
+    #[serde(default)]
+    pub as_of_citing_year: Option<usize>,
 }
 
 impl EvalConfig {
@@ -117,6 +122,16 @@ impl EvalConfig {
             return "local".into();
         }
         format!("local + citing title ({} of {n}) + abstract ({} of {n})", self.with_title, self.with_abstract)
+    }
+}
+
+impl EvalConfig {
+    /// Which papers the queries were ranked against, in words.
+    pub fn as_of(&self, n: usize) -> String {
+        match self.as_of_citing_year {
+            Some(dated) => format!("citing-year ({dated} of {n})"),
+            None => "any-year".into(),
+        }
     }
 }
 
@@ -158,7 +173,20 @@ pub fn evaluate(
     global: bool,
     on_query: &dyn Fn(usize),
 ) -> Result<EvalReport> {
-    evaluate_at(rec, contexts, split, global, EVAL_DEPTH, on_query)
+    evaluate_at(rec, contexts, split, global, EVAL_DEPTH, AsOf::CitingYear, on_query)
+}
+
+/// Which papers a context is ranked against. Whatever the choice, the
+/// citing paper itself is never a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AsOf {
+    /// The papers that existed when the citing paper was written: none
+    /// published after its year, where the library knows that year (the
+    /// library its author would have had).
+    #[default]
+    CitingYear,
+    /// Every paper of the pool, whatever its year.
+    AnyYear,
 }
 
 /// [`evaluate`] ranking `depth` papers per query.
@@ -168,6 +196,7 @@ pub fn evaluate_at(
     split: &str,
     global: bool,
     depth: usize,
+    as_of: AsOf,
     on_query: &dyn Fn(usize),
 ) -> Result<EvalReport> {
     let mut per_source: BTreeMap<String, Mean> = BTreeMap::new();
@@ -181,8 +210,22 @@ pub fn evaluate_at(
     let mut citing_ids: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
     let (mut shown, mut with_evidence) = (0usize, 0usize);
     let (mut with_title, mut with_abstract) = (0usize, 0usize);
+    let mut citing_years: std::collections::HashMap<String, Option<i32>> = std::collections::HashMap::new();
+    let mut dated = 0usize;
     for (i, c) in contexts.iter().enumerate() {
         let mut query = query_at(c, global, depth);
+        if as_of == AsOf::CitingYear && !c.citing_id.is_empty() {
+            let year = match citing_years.get(&c.citing_id) {
+                Some(y) => *y,
+                None => {
+                    let y = rec.library().papers().years(&[c.citing_id.as_str()])?[0];
+                    citing_years.insert(c.citing_id.clone(), y);
+                    y
+                }
+            };
+            dated += year.is_some() as usize;
+            query = query.written_in(year);
+        }
         let used = query.context_used();
         with_title += used.title as usize;
         with_abstract += used.abstract_text as usize;
@@ -232,6 +275,7 @@ pub fn evaluate_at(
             depth,
             with_title,
             with_abstract,
+            as_of_citing_year: (as_of == AsOf::CitingYear).then_some(dated),
         },
         sources,
         latency: latency_of(&latencies),

@@ -14,6 +14,7 @@ pub fn table(r: &EvalReport) -> String {
     if r.rerank_depth > 0 {
         let _ = write!(s, " reranked={}", r.rerank_depth);
     }
+    let _ = write!(s, " papers-as-of={}", c.as_of(n));
     let _ = writeln!(s);
     let _ = write!(s, "{:<12} {:>6}", "source", "n");
     let shown = RECALL_AT.iter().filter(|k| **k <= c.depth.max(100)).count();
@@ -44,8 +45,20 @@ pub fn table(r: &EvalReport) -> String {
 pub fn compare(a: &EvalReport, b: &EvalReport, a_name: &str, b_name: &str) -> String {
     let mut s = String::new();
     let n = |r: &EvalReport| r.sources.first().map_or(0, |s| s.n);
-    let _ = writeln!(s, "a = {a_name} (stages {}, context {})", a.config.stages.join(","), a.config.context(n(a)));
-    let _ = writeln!(s, "b = {b_name} (stages {}, context {})", b.config.stages.join(","), b.config.context(n(b)));
+    let _ = writeln!(
+        s,
+        "a = {a_name} (stages {}, context {}, papers as of {})",
+        a.config.stages.join(","),
+        a.config.context(n(a)),
+        a.config.as_of(n(a))
+    );
+    let _ = writeln!(
+        s,
+        "b = {b_name} (stages {}, context {}, papers as of {})",
+        b.config.stages.join(","),
+        b.config.context(n(b)),
+        b.config.as_of(n(b))
+    );
     let _ = writeln!(
         s,
         "{:<12} {:>6} | {:>21} | {:>21} | {:>21} | {:>21}",

@@ -261,6 +261,41 @@ impl PaperIndex {
         top.first().map(|(_, doc)| self.paper(&searcher, *doc)).transpose()
     }
 
+    /// The publication year of each paper (`None` where the paper is not in
+    /// the library or its year is unknown), read from the year column
+    /// without loading the records.
+    pub fn years(&self, ids: &[&str]) -> Result<Vec<Option<i32>>> {
+        use tantivy::{DocSet, TERMINATED};
+        let searcher = self.searcher();
+        let mut out: Vec<Option<i32>> = vec![None; ids.len()];
+        let mut found = vec![false; ids.len()];
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.id)?;
+            let years = segment.fast_fields().u64("year")?;
+            let alive = segment.alive_bitset();
+            for (i, id) in ids.iter().enumerate() {
+                if found[i] {
+                    continue;
+                }
+                let term = Term::from_field_text(self.fields.id, id);
+                let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(tantivy::TantivyError::from)?
+                else {
+                    continue;
+                };
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if alive.is_none_or(|a| a.is_alive(doc)) {
+                        found[i] = true;
+                        out[i] = years.first(doc).filter(|&y| y > 0).map(|y| y.min(i32::MAX as u64) as i32);
+                        break;
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The id of the paper with an external identifier (`doi:..`, `arxiv:..`).
     pub fn find_by_external_id(&self, ext: &str) -> Result<Option<String>> {
         let searcher = self.searcher();
@@ -403,6 +438,24 @@ mod tests {
     use tantivy::indexer::MergePolicy;
 
     use super::*;
+
+    #[test]
+    fn years_are_read_by_id_across_segments_and_after_an_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = PaperIndex::open_or_create(dir.path()).unwrap();
+        let paper = |id: &str, year: Option<i32>| Paper { id: id.into(), title: format!("paper {id}"), year, ..Paper::default() };
+        let mut w = index.writer().unwrap();
+        w.upsert(&paper("a", Some(1999))).unwrap();
+        w.upsert(&paper("b", None)).unwrap();
+        w.commit().unwrap();
+        // A second segment, and a record replaced there.
+        w.upsert(&paper("c", Some(2021))).unwrap();
+        w.upsert(&paper("a", Some(2003))).unwrap();
+        w.finish().unwrap();
+        index.reload().unwrap();
+        assert_eq!(index.years(&["c", "a", "b", "missing"]).unwrap(), vec![Some(2021), Some(2003), None, None]);
+        assert!(index.years(&[]).unwrap().is_empty());
+    }
 
     #[test]
     fn merges_keep_segments_at_most_the_bound() {

@@ -55,6 +55,10 @@ pub struct Query {
     /// sentences is never used for it (so an evaluation never sees a
     /// citation as its own evidence).
     pub citing: Vec<String>,
+    /// The year the draft is written in, when it is not now: papers
+    /// published after it could not have been cited and are left out (as
+    /// are the `citing` papers themselves, which never cite themselves).
+    pub written_in: Option<i32>,
 }
 
 impl Query {
@@ -76,6 +80,12 @@ impl Query {
     /// Sets the citing paper (its ids) whose own evidence is left out.
     pub fn citing(mut self, ids: Vec<String>) -> Query {
         self.citing = ids;
+        self
+    }
+
+    /// Sets the year the draft is written in (see [`Query::written_in`]).
+    pub fn written_in(mut self, year: Option<i32>) -> Query {
+        self.written_in = year;
         self
     }
 

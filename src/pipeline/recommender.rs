@@ -285,7 +285,9 @@ impl Recommender {
             let t = Instant::now();
             let mut candidates = fuse(&outputs, &self.settings.fusion);
             // Reranking may lift any of the top K_r into the top k.
-            candidates.truncate(rerank.map_or(query.k, |r| query.k.max(r.depth())));
+            let shown = rerank.map_or(query.k, |r| query.k.max(r.depth()));
+            self.leave_out_uncitable(&query, &mut candidates, shown)?;
+            candidates.truncate(shown);
             stage_timings.push(("fuse".into(), t.elapsed()));
             if sink.with_records() {
                 let t = Instant::now();
@@ -318,6 +320,39 @@ impl Recommender {
             candidates.truncate(query.k);
             stage_timings.push((RERANK.into(), t.elapsed()));
             sink.deliver(answer(RERANK, true, candidates, &stage_timings));
+        }
+        Ok(())
+    }
+
+    /// Leaves out the papers the draft cannot cite: its own records
+    /// (`Query::citing`) and, when it is written in a past year
+    /// (`Query::written_in`), papers published after that year. Only the
+    /// first `keep` survivors matter, so years are read in batches of the
+    /// candidates still in question. Papers of unknown year stay.
+    fn leave_out_uncitable(&self, query: &Query, candidates: &mut Vec<Candidate>, keep: usize) -> Result<()> {
+        if !query.citing.is_empty() {
+            candidates.retain(|c| !query.citing.contains(&c.id));
+        }
+        if let Some(year) = query.written_in {
+            let index = self.library.papers();
+            let mut checked = 0;
+            while checked < keep.min(candidates.len()) {
+                let end = keep.min(candidates.len());
+                let ids: Vec<&str> = candidates[checked..end].iter().map(|c| c.id.as_str()).collect();
+                let years = index.years(&ids)?;
+                let mut i = checked;
+                for y in years {
+                    if y.is_some_and(|y| y > year) {
+                        candidates.remove(i);
+                    } else {
+                        i += 1;
+                    }
+                }
+                checked = i;
+            }
+        }
+        for (i, c) in candidates.iter_mut().enumerate() {
+            c.fused_rank = i + 1;
         }
         Ok(())
     }
@@ -463,6 +498,33 @@ mod tests {
         assert!(matches!(unknown, Error::Config(_)), "a setting, not a query: {unknown:?}");
         assert!(unknown.to_string().contains("unknown stage `nope`; available: bm25, evidence, citation, hatten, rerank"));
         assert!(Stages::parse(&[RERANK]).unwrap_err().to_string().contains("no channel selected"));
+    }
+
+    #[test]
+    fn a_draft_is_never_offered_itself_nor_papers_published_after_it_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = Library::open_or_create(dir.path()).unwrap();
+        let mut w = lib.papers().writer().unwrap();
+        for (i, year) in [Some(1998), Some(2001), None, Some(2004), Some(2010), Some(2015), Some(2003)].into_iter().enumerate() {
+            let title = format!("Part-of-speech tagging with hidden Markov models, study {i}");
+            w.upsert(&crate::corpus::Paper { id: format!("p{i}"), title, year, ..Default::default() }).unwrap();
+        }
+        w.finish().unwrap();
+        lib.papers().reload().unwrap();
+        let rec = Recommender::with_stages(Arc::new(lib), &Models::none(), &["bm25"]).unwrap();
+        let ids = |q: &Query| rec.recommend_ids(q).unwrap().candidates.into_iter().map(|c| (c.id, c.fused_rank)).collect::<Vec<_>>();
+        let query = Query::new("tagging parts of speech with a hidden Markov model").with_k(4);
+        assert_eq!(ids(&query).len(), 4);
+
+        let own = ids(&query.clone().citing(vec!["p3".into(), "p6".into()]));
+        assert_eq!(own.len(), 4, "the list is filled from further down");
+        assert!(own.iter().all(|(id, _)| id != "p3" && id != "p6"), "{own:?}");
+        assert_eq!(own.iter().map(|(_, r)| *r).collect::<Vec<_>>(), [1, 2, 3, 4], "ranks count the papers left");
+
+        let then = ids(&query.clone().with_k(10).written_in(Some(2003)).citing(vec!["p6".into()]));
+        let mut kept: Vec<&str> = then.iter().map(|(id, _)| id.as_str()).collect();
+        kept.sort();
+        assert_eq!(kept, ["p0", "p1", "p2"], "1998, 2001 and the paper of unknown year; not 2003's own draft, nor later ones");
     }
 
     #[test]
