@@ -3,7 +3,8 @@
 //! (`../shared/data/bib/acm-dl`) and from a slice of the benchmark with its
 //! citing sentences as evidence, a short run that validates, resumes and is
 //! published into the library, and the library's encoder picking the
-//! adapted weights up.
+//! adapted weights up. The reranker likewise, from the reranker in use, on
+//! the slice's citing sentences.
 
 mod common;
 
@@ -14,11 +15,17 @@ use burn::tensor::Device;
 use citewise::corpus::benchmark::load_contexts;
 use citewise::corpus::citation_markup::strip_citations;
 use citewise::index::analyzer::{counted_terms, english};
-use citewise::library::adapt::{adaptation_data, adapted_dir, publish, remove, run_dir, run_state, PairOptions};
+use citewise::library::adapt::{
+    adaptation_data, adapted_dir, publish, publish_reranker, remove, remove_reranker, reranker_data, reranker_run_dir, reranker_run_state,
+    run_dir, run_state, PairOptions,
+};
 use citewise::library::evidence_import::import_evidence;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
 use citewise::neural::encoder::{HattenEncoder, Weights};
+use citewise::neural::models::model_dir;
+use citewise::neural::rerank_train::{r10_rr, reranked, train_reranker_from, RerankTrainOptions};
+use citewise::neural::reranker::{Reranker, RerankerWeights, ADAPTED_RERANKER_DIR};
 use citewise::neural::train::adapt::{adapt_hatten, AdaptOptions, PairKind, MIN_QUERY_WORDS};
 use citewise::neural::train::Quiet as QuietTraining;
 use citewise::neural::words::WordVectors;
@@ -248,6 +255,11 @@ fn adapt_refuses_a_library_without_citing_sentences_and_doctor_names_the_active_
     assert!(!o.status.success());
     assert!(err.contains("holds no citing sentences") && err.contains("import --evidence") && err.contains("--without-citations"), "{err}");
     assert!(!adapted_dir(&lib).exists() && !run_dir(&lib).exists(), "nothing written");
+    let o = run(&["adapt", "--reranker", "--max-minutes", "1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("no citing sentences") && err.contains("import --evidence"), "{err}");
+    assert!(!lib.join(ADAPTED_RERANKER_DIR).exists() && !reranker_run_dir(&lib).exists(), "nothing written");
 
     let hatten_line = |o: &std::process::Output| {
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -267,4 +279,112 @@ fn adapt_refuses_a_library_without_citing_sentences_and_doctor_names_the_active_
         line.contains("ok") && line.contains("adapted to this library") && line.contains(&*adapted_dir(&lib).to_string_lossy()),
         "{line}"
     );
+
+    // The reranker line likewise.
+    let reranker_line = |o: &std::process::Output| {
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines().find(|l| l.trim_start().starts_with("reranker ")).unwrap_or_else(|| panic!("no reranker line:\n{out}")).to_string()
+    };
+    assert!(!reranker_line(&after).contains("adapted"), "{}", reranker_line(&after));
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/reranker");
+    let adapted = lib.join(ADAPTED_RERANKER_DIR);
+    std::fs::create_dir_all(&adapted).unwrap();
+    for f in ["reranker.json", "model.safetensors"] {
+        std::fs::copy(shipped.join(f), adapted.join(f)).unwrap();
+    }
+    let line = reranker_line(&run(&["doctor"]));
+    assert!(line.contains("ok") && line.contains("adapted to this library") && line.contains(&*adapted.to_string_lossy()), "{line}");
+}
+
+/// The reranker, adapted on the slice's citing sentences: the examples are
+/// the citing sentences with their BM25 neighbours (never a cited paper) and
+/// the held-out ones with BM25's top 10; the run starts from the reranker in
+/// use (its step-0 figures are that reranker's own), resumes, and once
+/// published is the library's reranker; removed, the default one is back.
+#[test]
+fn a_short_reranker_adaptation_starts_from_the_reranker_in_use_resumes_and_is_published() {
+    if !common::models_or_fail("reranker adaptation (the reranker's base model)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some((lib, _)) = benchmark_library(dir.path()) else { return };
+    let opts = PairOptions { train: 0, val: 0, pool: 0, negatives: 6, citing: 200, cited_val: 30, seed: 5 };
+    let pairs = adaptation_data(&lib, &opts, &|_, _| {}).unwrap();
+    assert!(pairs.train.iter().all(|p| p.kind == PairKind::Citing), "no inverse-cloze pairs asked for");
+    let data = reranker_data(&lib, &pairs, 10).unwrap();
+    assert_eq!(data.train.len(), 200);
+    assert!((25..=60).contains(&data.val.len()), "{} held out", data.val.len());
+    for e in &data.train {
+        assert!(!e.prefetched.is_empty() && e.prefetched.len() <= 6, "{:?}", e.prefetched);
+        assert!(e.prefetched.iter().all(|p| !e.cited.contains(p)), "never a cited paper as a negative");
+        assert!(!e.local.contains("[CIT]") && e.title.is_empty());
+    }
+    let found = data.val.iter().filter(|e| e.prefetched.iter().any(|p| e.cited.contains(p))).count();
+    assert!(data.val.iter().all(|e| e.prefetched.len() <= 10));
+    assert!(found * 2 > data.val.len(), "BM25 finds the cited paper of {found} of {} held-out sentences", data.val.len());
+
+    let base = RerankerWeights::default_weights().unwrap();
+    let base_dir = model_dir(&base.config.base).unwrap();
+    let device = Device::flex();
+    let out = reranker_run_dir(dir.path());
+    let o = RerankTrainOptions { batch: 4, eval_every: 5, max_steps: 10, rerank_depth: 10, learning_rate: 2e-5, ..Default::default() };
+    let train = |o: &RerankTrainOptions| {
+        train_reranker_from(
+            &base.config,
+            &base_dir,
+            Some(&base.bytes),
+            &data.papers,
+            &data.train,
+            &data.val,
+            &out,
+            o,
+            &device,
+            &QuietTraining,
+        )
+        .unwrap()
+    };
+    let first = train(&o);
+    assert_eq!(first.iter().map(|c| c.step).collect::<Vec<_>>(), [0, 5, 10], "validated before the first step, then every 5");
+    assert!(first[0].best, "the starting reranker is the first best");
+    assert!(first[1..].iter().all(|c| c.loss.is_finite() && c.loss >= 0.0), "{first:?}");
+
+    // Step 0 is the reranker in use, scoring the held-out lists.
+    let in_use = Reranker::load_default(&device).unwrap();
+    let (mut r10, mut mrr) = (0.0, 0.0);
+    for e in &data.val {
+        let q = in_use.query(&e.local, "", "").unwrap();
+        let top = &e.prefetched[..e.prefetched.len().min(10)];
+        let cands: Vec<(&str, &str)> =
+            top.iter().map(|&p| (data.papers[p].title.as_str(), data.papers[p].abstract_text.as_str())).collect();
+        let (r, m) = r10_rr(&reranked(&e.prefetched, &in_use.score(&q, &cands).unwrap()), &e.cited);
+        r10 += r;
+        mrr += m;
+    }
+    let n = data.val.len() as f64;
+    assert!((r10 / n - first[0].r10).abs() < 1e-9 && (mrr / n - first[0].mrr).abs() < 1e-3, "{} {} vs {:?}", r10 / n, mrr / n, first[0]);
+
+    // A second sitting goes on from step 10 and keeps the history.
+    let all = train(&RerankTrainOptions { max_steps: 15, ..o.clone() });
+    assert_eq!(all.iter().map(|c| c.step).collect::<Vec<_>>(), [0, 5, 10, 15]);
+    assert!((all[0].mrr - first[0].mrr).abs() < 1e-12, "the history is kept");
+    assert_eq!(reranker_run_state(dir.path()).unwrap().expect("a saved state").counters.steps_done, 15);
+
+    // Published, the library's reranker is the run's best, and knows the
+    // shipped field's words.
+    let published = publish_reranker(dir.path(), &base, &data).unwrap();
+    assert_eq!(published, dir.path().join(ADAPTED_RERANKER_DIR));
+    let read = |p: std::path::PathBuf| std::fs::read(p).unwrap();
+    assert_eq!(read(published.join("model.safetensors")), read(out.join("model.safetensors")), "the run's best weights");
+    let adapted = Reranker::for_library(Some(dir.path()), &device).unwrap();
+    assert!(adapted.source.contains("adapted to this library"), "{}", adapted.source);
+    let field = adapted.field.as_ref().expect("a field profile");
+    assert!(base.field.as_ref().unwrap().iter_known().all(|t| field.knows(t)));
+    let q = adapted.query("part-of-speech tagging with a hidden Markov model", "", "").unwrap();
+    let scores =
+        adapted.score(&q, &[("TnT: a statistical part-of-speech tagger", ""), ("Parsing English with a link grammar", "")]).unwrap();
+    assert!(scores.iter().all(|s| (0.0..=1.0).contains(s)), "{scores:?}");
+
+    assert!(remove_reranker(dir.path()).unwrap());
+    assert!(!Reranker::for_library(Some(dir.path()), &device).unwrap().source.contains("adapted"));
+    assert!(!remove_reranker(dir.path()).unwrap(), "nothing left to remove");
 }

@@ -1,6 +1,7 @@
 //! `citewise adapt`: fine-tunes the dense encoder on the library's own
 //! papers (inverse cloze, no labels), publishes the weights into the library
-//! and re-encodes its papers with them.
+//! and re-encodes its papers with them; `--reranker` fine-tunes the
+//! cross-encoder on the library's citing sentences instead.
 
 use std::path::Path;
 use std::time::Instant;
@@ -9,10 +10,15 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::train::Bars;
-use crate::library::adapt::{adaptation_data, publish, remove, run_dir, PairOptions};
+use crate::library::adapt::{
+    adaptation_data, publish, publish_reranker, remove, remove_reranker, reranker_data, reranker_run_dir, run_dir, PairOptions,
+};
 use crate::library::Library;
 use crate::neural::backend::{select, DevicePreference};
 use crate::neural::encoder::Weights;
+use crate::neural::models::model_dir;
+use crate::neural::rerank_train::{train_reranker_from, Checkpoint, RerankTrainOptions};
+use crate::neural::reranker::RerankerWeights;
 use crate::neural::train::adapt::{adapt_hatten, AdaptCheckpoint, AdaptOptions, AdaptProgress, PairKind};
 use crate::neural::words::WordVectors;
 use crate::pipeline::Models;
@@ -23,17 +29,22 @@ pub struct AdaptArgs {
     /// re-encode the library); run again to go on where it stopped
     #[arg(long, value_name = "MIN", default_value_t = 30.0)]
     pub max_minutes: f64,
-    /// Training steps in all (over every sitting)
-    #[arg(long, default_value_t = AdaptOptions::default().max_steps)]
-    pub steps: usize,
-    /// Pairs per step
-    #[arg(long, default_value_t = AdaptOptions::default().batch)]
-    pub batch: usize,
-    #[arg(long, default_value_t = AdaptOptions::default().learning_rate)]
-    pub lr: f64,
-    /// Steps between validations (each one a checkpoint to resume from)
-    #[arg(long, default_value_t = AdaptOptions::default().eval_every)]
-    pub eval_every: usize,
+    /// Adapt the cross-encoder reranker (from the one in use) on the
+    /// library's citing sentences, instead of the dense encoder
+    #[arg(long)]
+    pub reranker: bool,
+    /// Training steps in all, over every sitting [default: 2000; with --reranker 400]
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Pairs per step [default: 32; with --reranker 16]
+    #[arg(long)]
+    pub batch: Option<usize>,
+    /// Learning rate [default: 5e-5; with --reranker 2e-5]
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// Steps between validations, each one a checkpoint to resume from [default: 200; with --reranker 100]
+    #[arg(long)]
+    pub eval_every: Option<usize>,
     /// Training pairs made from the library's abstracts (one per paper at most)
     #[arg(long, default_value_t = PairOptions::default().train)]
     pub pairs: usize,
@@ -48,7 +59,8 @@ pub struct AdaptArgs {
     /// recall wherever it was measured
     #[arg(long)]
     pub without_citations: bool,
-    /// Remove the adapted weights and the run (back to the default weights)
+    /// Remove the adapted weights and the run (back to the default weights;
+    /// with --reranker, the reranker's)
     #[arg(long)]
     pub remove: bool,
     /// Compute device
@@ -87,6 +99,9 @@ fn no_citations(lib_dir: &Path) -> String {
 }
 
 pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
+    if a.reranker {
+        return run_reranker(lib_dir, a);
+    }
     if a.remove {
         if remove(lib_dir)? {
             println!("removed the adapted weights of {}; the default weights are used again", lib_dir.display());
@@ -133,14 +148,15 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         bars.bar.finish_and_clear();
         anyhow::bail!(no_citations(lib_dir));
     }
+    let defaults = AdaptOptions::default();
     let opts = AdaptOptions {
-        batch: a.batch,
-        learning_rate: a.lr,
-        eval_every: a.eval_every.max(1),
-        max_steps: a.steps,
+        batch: a.batch.unwrap_or(defaults.batch),
+        learning_rate: a.lr.unwrap_or(defaults.learning_rate),
+        eval_every: a.eval_every.unwrap_or(defaults.eval_every).max(1),
+        max_steps: a.steps.unwrap_or(defaults.max_steps),
         max_minutes: Some(a.max_minutes),
         seed: a.seed,
-        ..AdaptOptions::default()
+        ..defaults
     };
     let history = adapt_hatten(&base.config, &base.bytes, &data, &run_dir(lib_dir), &opts, &words, &backend.device, &bars)?;
     bars.bar.finish_and_clear();
@@ -148,7 +164,7 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     let (Some(start), Some(best), Some(last)) = (history.first(), history.iter().rfind(|c| c.best), history.last()) else {
         anyhow::bail!("the run recorded no validation");
     };
-    let done = if last.step >= a.steps {
+    let done = if last.step >= opts.max_steps {
         "the run is complete".to_string()
     } else {
         format!("run `citewise adapt` again to go on from step {}", last.step)
@@ -178,4 +194,111 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     super::import::embed_papers(&lib, &models)?;
     println!("done in {:.1} min; `citewise adapt --remove` goes back to the default weights", t0.elapsed().as_secs_f64() / 60.0);
     Ok(())
+}
+
+/// Held-out citing sentences the reranker is judged on (each one reranks
+/// [`RERANK_VAL_DEPTH`] papers, about half a second on 2 CPU cores).
+const RERANK_HELD_OUT: usize = 200;
+const RERANK_VAL_DEPTH: usize = 20;
+
+/// `citewise adapt --reranker`: the cross-encoder in use, fine-tuned on the
+/// library's citing sentences (BM25 neighbours as the negatives), judged on
+/// held-out citing documents and published only when it beats the start.
+fn run_reranker(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
+    if a.remove {
+        if remove_reranker(lib_dir)? {
+            println!("removed the adapted reranker of {}; the default one is used again", lib_dir.display());
+        } else {
+            println!("{} has no adapted reranker", lib_dir.display());
+        }
+        return Ok(());
+    }
+    let t0 = Instant::now();
+    let lib = Library::open(lib_dir).with_context(|| format!("opening {}", lib_dir.display()))?;
+    if lib.citances().count() == 0 {
+        anyhow::bail!(no_citing_sentences_for_the_reranker(lib_dir));
+    }
+    let backend = select(a.device);
+    eprintln!("backend: {} on {}", backend.name, backend.adapter);
+    // Always from the default reranker: a later sitting resumes the run's
+    // own checkpoints, never the published copy.
+    let base = RerankerWeights::default_weights()?;
+    eprintln!("starting reranker: {}", base.source);
+    let base_dir = model_dir(&base.config.base)?;
+
+    let bars = Bars::new();
+    bars.phase("finding each citing sentence's neighbours", 0);
+    let pair_opts = PairOptions { train: 0, val: 0, cited_val: RERANK_HELD_OUT, seed: a.seed, ..PairOptions::default() };
+    let data = adaptation_data(&lib, &pair_opts, &|done, total| {
+        bars.bar.set_length(total);
+        bars.bar.set_position(done);
+    })?;
+    let data = reranker_data(&lib, &data, RERANK_VAL_DEPTH)?;
+    bars.bar.suspend(|| {
+        eprintln!(
+            "{} citing sentences to train on, {} held out, from {} papers ({:.0} s)",
+            data.train.len(),
+            data.val.len(),
+            data.papers.len(),
+            t0.elapsed().as_secs_f64()
+        )
+    });
+    if data.train.is_empty() || data.val.is_empty() {
+        bars.bar.finish_and_clear();
+        anyhow::bail!(no_citing_sentences_for_the_reranker(lib_dir));
+    }
+    let defaults = RerankTrainOptions::default();
+    let opts = RerankTrainOptions {
+        batch: a.batch.unwrap_or(defaults.batch),
+        learning_rate: a.lr.unwrap_or(2e-5),
+        eval_every: a.eval_every.unwrap_or(100).max(1),
+        rerank_depth: RERANK_VAL_DEPTH,
+        max_steps: a.steps.unwrap_or(400),
+        max_minutes: Some(a.max_minutes),
+        seed: a.seed,
+        ..defaults
+    };
+    let history = train_reranker_from(
+        &base.config,
+        &base_dir,
+        Some(&base.bytes),
+        &data.papers,
+        &data.train,
+        &data.val,
+        &reranker_run_dir(lib_dir),
+        &opts,
+        &backend.device,
+        &bars,
+    )?;
+    bars.bar.finish_and_clear();
+    let (Some(start), Some(best), Some(last)) = (history.first(), history.iter().rfind(|c| c.best), history.last()) else {
+        anyhow::bail!("the run recorded no validation");
+    };
+    let done = if last.step >= opts.max_steps {
+        "the run is complete".to_string()
+    } else {
+        format!("run `citewise adapt --reranker` again to go on from step {}", last.step)
+    };
+    let figures = |c: &Checkpoint| format!("R@10 {:.3}, MRR {:.3}", c.r10, c.mrr);
+    println!("held-out citing sentences, BM25's order: R@10 {:.3}, MRR {:.3}", start.prefetch_r10, start.prefetch_mrr);
+    if best.step == 0 {
+        println!("no step beat the starting reranker on them ({}); nothing published; {done}", figures(start));
+        return Ok(());
+    }
+    let dir = publish_reranker(lib_dir, &base, &data)?;
+    println!("adapted reranker: {} (step {}; reranked: {} → {}); {done}", dir.display(), best.step, figures(start), figures(best));
+    println!(
+        "done in {:.1} min; `citewise adapt --reranker --remove` goes back to the default reranker",
+        t0.elapsed().as_secs_f64() / 60.0
+    );
+    Ok(())
+}
+
+/// Why a library without citing sentences gets no reranker adaptation.
+fn no_citing_sentences_for_the_reranker(lib_dir: &Path) -> String {
+    format!(
+        "{} holds no citing sentences of its papers to adapt the reranker on (nor to check it against); import the \
+         PDFs or LaTeX sources of papers in its field with `citewise import --evidence` first",
+        lib_dir.display()
+    )
 }

@@ -120,6 +120,24 @@ pub fn run(library: &Path, models: &Models) -> Result<()> {
         }
         Err(e) => println!("  {:<24} {e}", "reranker"),
     }
+    match crate::library::adapt::reranker_run_state(library) {
+        Ok(Some(state)) => {
+            if let (Some(start), Some(best)) = (state.history.first(), state.history.iter().rfind(|c| c.best)) {
+                let max = state.options.as_ref().map_or(0, |o| o.max_steps);
+                println!(
+                    "  {:<24} {} of {max} steps done; held-out citing sentences MRR {:.3} → {:.3} (best at step {}){}",
+                    "reranker adaptation",
+                    state.counters.steps_done,
+                    start.mrr,
+                    best.mrr,
+                    best.step,
+                    if best.step == 0 { ", not published" } else { "" }
+                );
+            }
+        }
+        Ok(None) => {}
+        Err(e) => println!("  {:<24} {e}", "reranker adaptation"),
+    }
     if report.problems.is_empty() {
         return Ok(());
     }

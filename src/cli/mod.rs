@@ -80,7 +80,7 @@ pub enum Command {
     Embed(EmbedArgs),
     /// Train a model on a citation benchmark
     Train(train::TrainArgs),
-    /// Adapt the dense encoder to the library's own papers, without labels (resumable, bounded by --max-minutes)
+    /// Adapt the dense encoder (or, with --reranker, the reranker) to the library's own papers and citing sentences, without labels (resumable, bounded by --max-minutes)
     Adapt(adapt::AdaptArgs),
     /// Distil the citation encoder into a fast student on the library's papers, so that the citation channel covers the library in minutes (resumable, bounded by --max-minutes)
     Distill(distill::DistillArgs),

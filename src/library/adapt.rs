@@ -16,12 +16,15 @@ use rand::SeedableRng;
 
 use super::Library;
 use crate::corpus::citation_markup::strip_citations;
+use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::evidence::sentences::split_sentences;
 use crate::index::paper_index::QueryTf;
 use crate::neural::encoder::{Weights, ADAPTED_DIR};
 use crate::neural::field::FieldProfile;
 use crate::neural::hatten::DocText;
+use crate::neural::rerank_train::{RerankExample, RerankState};
+use crate::neural::reranker::{RerankerWeights, ADAPTED_RERANKER_DIR};
 use crate::neural::train::adapt::{cloze, query_sentences, AdaptData, AdaptState, Pair, PairKind};
 use crate::util::write_atomic;
 
@@ -148,7 +151,91 @@ pub fn adaptation_data(lib: &Library, opts: &PairOptions, on_progress: &dyn Fn(u
     let mut pool: Vec<usize> = (0..papers.len()).filter(|i| !held.contains(i)).collect();
     pool.shuffle(&mut rng);
     pool.truncate(opts.pool);
-    Ok(AdaptData { papers, train: pairs, val, cited_val, pool })
+    Ok(AdaptData { ids, papers, train: pairs, val, cited_val, pool })
+}
+
+/// Where a reranker adaptation run keeps its state and checkpoints,
+/// relative to the library directory (the weights in use are published to
+/// [`ADAPTED_RERANKER_DIR`]).
+pub const RERANKER_RUN_DIR: &str = "models/adapt/reranker";
+
+/// What the reranker is adapted on: the library's papers (title and
+/// abstract, as the reranker reads them) and its citing sentences as
+/// examples.
+pub struct RerankData {
+    pub papers: Vec<Paper>,
+    /// Training citing sentences, each with its BM25 neighbours (never a
+    /// paper it cites) as the negatives.
+    pub train: Vec<RerankExample>,
+    /// Held-out citing sentences, each with the library's BM25 top `depth`
+    /// (its cited papers included where BM25 finds them): reranking them
+    /// must lift the cited papers.
+    pub val: Vec<RerankExample>,
+}
+
+/// The reranker's examples from the citing sentences of `data` (the
+/// inverse-cloze pairs are not used: they teach "the paper this sentence
+/// came from", which lowered citation recall when HAtten was adapted on
+/// them). Held-out citing sentences are prefetched by BM25 over the whole
+/// library, `depth` papers each.
+pub fn reranker_data(lib: &Library, data: &AdaptData, depth: usize) -> Result<RerankData> {
+    let papers: Vec<Paper> = data
+        .ids
+        .iter()
+        .zip(&data.papers)
+        .map(|(id, d)| Paper { id: id.clone(), title: d.title.clone(), abstract_text: d.abstract_text.clone(), ..Paper::default() })
+        .collect();
+    let example = |p: &Pair, prefetched: Vec<usize>| RerankExample {
+        local: p.query.clone(),
+        title: String::new(),
+        abstract_text: String::new(),
+        cited: std::iter::once(p.paper).chain(p.also.iter().copied()).collect(),
+        prefetched,
+    };
+    let train = data.train.iter().filter(|p| p.kind == PairKind::Citing).map(|p| example(p, p.negatives.clone())).collect();
+    let row: HashMap<&str, usize> = data.ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+    let searcher = lib.papers().searcher();
+    let mut val = Vec::with_capacity(data.cited_val.len());
+    for p in &data.cited_val {
+        let hits = lib.papers().search_with(&p.query, depth, QueryTf::default())?;
+        let ids = lib.papers().ids(&searcher, hits.iter().map(|h| h.doc))?;
+        val.push(example(p, ids.iter().filter_map(|id| row.get(id.as_str()).copied()).collect()));
+    }
+    Ok(RerankData { papers, train, val })
+}
+
+/// The reranker run directory of the library in `lib_dir`.
+pub fn reranker_run_dir(lib_dir: &Path) -> PathBuf {
+    lib_dir.join(RERANKER_RUN_DIR)
+}
+
+/// Makes the reranker run's best weights the library's: `reranker.json`
+/// and `model.safetensors` copied (each written atomically, the weights
+/// last) to [`ADAPTED_RERANKER_DIR`] with a `field.tsv` that knows the
+/// starting reranker's field and the words of the training sentences.
+pub fn publish_reranker(lib_dir: &Path, base: &RerankerWeights, data: &RerankData) -> Result<PathBuf> {
+    let run = reranker_run_dir(lib_dir);
+    let dir = lib_dir.join(ADAPTED_RERANKER_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let mut field = base.field.as_deref().cloned().unwrap_or_default();
+    field.merge(&FieldProfile::from_texts(data.train.iter().map(|e| e.local.as_str())));
+    field.write_beside(&dir)?;
+    for name in ["reranker.json", "model.safetensors"] {
+        let from = run.join(name);
+        let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
+        write_atomic(&dir.join(name), &bytes)?;
+    }
+    Ok(dir)
+}
+
+/// Removes the library's adapted reranker and its run.
+pub fn remove_reranker(lib_dir: &Path) -> Result<bool> {
+    crate::util::remove_dirs(&[lib_dir.join(ADAPTED_RERANKER_DIR), reranker_run_dir(lib_dir)])
+}
+
+/// The saved state of the library's reranker adaptation run, when there is one.
+pub fn reranker_run_state(lib_dir: &Path) -> Result<Option<RerankState>> {
+    crate::neural::training_run::RunFiles::saved(&reranker_run_dir(lib_dir))
 }
 
 /// The run directory of the library in `lib_dir`.

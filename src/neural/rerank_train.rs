@@ -92,11 +92,14 @@ pub trait RerankProgress: super::training_run::RunProgress {
     fn checkpoint(&self, c: &Checkpoint);
 }
 
+/// A reranker run's saved state (`train-state.json`).
+pub type RerankState = super::training_run::RunState<Steps, Checkpoint, RerankTrainOptions>;
+
 /// The counters of the reranker's `train-state.json`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Steps {
-    steps_done: usize,
-    best_mrr: f64,
+pub struct Steps {
+    pub steps_done: usize,
+    pub best_mrr: f64,
 }
 
 impl Counters for Steps {
@@ -138,11 +141,32 @@ impl Encoders<'_> {
     }
 }
 
-/// Fine-tunes the reranker; returns the validation history.
+/// Fine-tunes the reranker from its base model; returns the validation
+/// history.
 #[allow(clippy::too_many_arguments)]
 pub fn train_reranker(
     config: &RerankerConfig,
     base_dir: &Path,
+    papers: &[Paper],
+    train: &[RerankExample],
+    val: &[RerankExample],
+    out: &Path,
+    opts: &RerankTrainOptions,
+    device: &Device,
+    progress: &dyn RerankProgress,
+) -> Result<Vec<Checkpoint>> {
+    train_reranker_from(config, base_dir, None, papers, train, val, out, opts, device, progress)
+}
+
+/// [`train_reranker`] going on from fine-tuned top weights (`start`, as a
+/// reranker's `model.safetensors` holds them): the run validates them
+/// before its first step, so they are the first best and only a step that
+/// beats them replaces them.
+#[allow(clippy::too_many_arguments)]
+pub fn train_reranker_from(
+    config: &RerankerConfig,
+    base_dir: &Path,
+    start: Option<&[u8]>,
     papers: &[Paper],
     train: &[RerankExample],
     val: &[RerankExample],
@@ -168,6 +192,8 @@ pub fn train_reranker(
         let last = run.files.last();
         let bytes = std::fs::read(&last).map_err(|e| Error::io(&last, e))?;
         fresh_top.load_bytes(bytes, &last.display().to_string())?
+    } else if let Some(bytes) = start {
+        fresh_top.load_bytes(bytes.to_vec(), "the starting reranker weights")?
     } else {
         fresh_top
     };
@@ -189,6 +215,36 @@ pub fn train_reranker(
     }
     let n_val = val.len() as f64;
     let (pre_r10, pre_mrr) = (pre_r10 / n_val, pre_mrr / n_val);
+    let validate = |inference: &super::cross_encoder::RerankerTop| -> (f64, f64) {
+        progress.phase("validating", val.len() as u64);
+        let (mut r10, mut mrr) = (0.0, 0.0);
+        for (e, pairs) in val.iter().zip(&val_pairs) {
+            let s = logits(&bottom, inference, pairs, device);
+            let (r, m) = r10_rr(&reranked(&e.prefetched, &s), &e.cited);
+            r10 += r;
+            mrr += m;
+            progress.advance(1, None);
+        }
+        (r10 / n_val, mrr / n_val)
+    };
+    if start.is_some() && run.state.counters.steps_done == 0 {
+        let t = Instant::now();
+        let inference = top.valid();
+        let (r10, mrr) = validate(&inference);
+        let best = run.keep(mrr, |path| inference.save(path))?;
+        let c = Checkpoint {
+            step: 0,
+            loss: 0.0,
+            prefetch_r10: pre_r10,
+            prefetch_mrr: pre_mrr,
+            r10,
+            mrr,
+            seconds: t.elapsed().as_secs_f64(),
+            best,
+        };
+        progress.checkpoint(&c);
+        run.record(c)?;
+    }
 
     let mut order: Vec<usize> = (0..train.len()).collect();
     order.shuffle(&mut StdRng::seed_from_u64(opts.seed));
@@ -238,16 +294,7 @@ pub fn train_reranker(
         let last_step = run.state.counters.steps_done == opts.max_steps || run.out_of_time();
         if run.state.counters.steps_done.is_multiple_of(opts.eval_every) || last_step {
             let inference = top.valid();
-            progress.phase("validating", val.len() as u64);
-            let (mut r10, mut mrr) = (0.0, 0.0);
-            for (e, pairs) in val.iter().zip(&val_pairs) {
-                let s = logits(&bottom, &inference, pairs, device);
-                let (r, m) = r10_rr(&reranked(&e.prefetched, &s), &e.cited);
-                r10 += r;
-                mrr += m;
-                progress.advance(1, None);
-            }
-            let (r10, mrr) = (r10 / n_val, mrr / n_val);
+            let (r10, mrr) = validate(&inference);
             let best = run.keep(mrr, |path| inference.save(path))?;
             let c = Checkpoint {
                 step: run.state.counters.steps_done,

@@ -24,6 +24,55 @@ pub const RERANKER_DIR: &str = "reranker";
 const SHIPPED: Option<(&str, &[u8])> =
     Some((include_str!("../../assets/reranker/reranker.json"), include_bytes!("../../assets/reranker/model.safetensors")));
 
+/// Where `citewise adapt --reranker` publishes a library's own reranker,
+/// relative to the library directory.
+pub const ADAPTED_RERANKER_DIR: &str = "models/reranker";
+
+/// A fine-tuned reranker's files, before they are loaded on a device.
+pub struct RerankerWeights {
+    pub config: RerankerConfig,
+    /// The top layers and head (`model.safetensors`).
+    pub bytes: Vec<u8>,
+    /// Where they came from.
+    pub source: String,
+    /// The field they were fine-tuned in.
+    pub field: Option<std::sync::Arc<FieldProfile>>,
+}
+
+impl RerankerWeights {
+    /// `reranker.json`, `model.safetensors` and `field.tsv` (when there) in `dir`.
+    pub fn in_dir(dir: &Path) -> Result<RerankerWeights> {
+        let config = RerankerConfig::from_file(&dir.join("reranker.json"))?;
+        let path = dir.join("model.safetensors");
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        Ok(RerankerWeights {
+            config,
+            bytes,
+            source: path.display().to_string(),
+            field: FieldProfile::load_beside(dir)?.map(std::sync::Arc::new),
+        })
+    }
+
+    /// The models directory's `reranker/`, else the shipped one.
+    pub fn default_weights() -> Result<RerankerWeights> {
+        let dir = models_dir()?.join(RERANKER_DIR);
+        if dir.join("model.safetensors").exists() {
+            return Self::in_dir(&dir);
+        }
+        match SHIPPED {
+            Some((config, weights)) => Ok(RerankerWeights {
+                config: RerankerConfig::from_json(config, Path::new("assets/reranker/reranker.json"))?,
+                bytes: weights.to_vec(),
+                source: "shipped (assets/reranker)".into(),
+                field: Some(FieldProfile::shipped()),
+            }),
+            None => {
+                Err(Error::Missing(format!("no fine-tuned reranker: train one with `citewise train reranker --out {}`", dir.display())))
+            }
+        }
+    }
+}
+
 pub struct Reranker {
     bottom: Bert,
     top: RerankerTop,
@@ -69,31 +118,30 @@ impl Reranker {
 
     /// A reranker written by `citewise train reranker` in `dir`.
     pub fn load_dir(dir: &Path, device: &Device) -> Result<Reranker> {
-        let config = RerankerConfig::from_file(&dir.join("reranker.json"))?;
-        let path = dir.join("model.safetensors");
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let mut r = Self::from_parts(config, bytes, path.display().to_string(), device)?;
-        r.field = FieldProfile::load_beside(dir)?.map(std::sync::Arc::new);
-        Ok(r)
+        Self::from_weights(RerankerWeights::in_dir(dir)?, device)
     }
 
     /// The models directory's `reranker/`, else the shipped one.
     pub fn load_default(device: &Device) -> Result<Reranker> {
-        let dir = models_dir()?.join(RERANKER_DIR);
-        if dir.join("model.safetensors").exists() {
-            return Self::load_dir(&dir, device);
+        Self::from_weights(RerankerWeights::default_weights()?, device)
+    }
+
+    /// The reranker adapted to the library in `library` (`citewise adapt
+    /// --reranker` publishes it to [`ADAPTED_RERANKER_DIR`]), else the
+    /// default one.
+    pub fn for_library(library: Option<&Path>, device: &Device) -> Result<Reranker> {
+        if let Some(dir) = library.map(|l| l.join(ADAPTED_RERANKER_DIR)).filter(|d| d.join("model.safetensors").exists()) {
+            let mut w = RerankerWeights::in_dir(&dir)?;
+            w.source = format!("adapted to this library ({})", dir.display());
+            return Self::from_weights(w, device);
         }
-        match SHIPPED {
-            Some((config, weights)) => {
-                let config = RerankerConfig::from_json(config, Path::new("assets/reranker/reranker.json"))?;
-                let mut r = Self::from_parts(config, weights.to_vec(), "shipped (assets/reranker)".into(), device)?;
-                r.field = Some(FieldProfile::shipped());
-                Ok(r)
-            }
-            None => {
-                Err(Error::Missing(format!("no fine-tuned reranker: train one with `citewise train reranker --out {}`", dir.display())))
-            }
-        }
+        Self::load_default(device)
+    }
+
+    fn from_weights(w: RerankerWeights, device: &Device) -> Result<Reranker> {
+        let mut r = Self::from_parts(w.config, w.bytes, w.source, device)?;
+        r.field = w.field;
+        Ok(r)
     }
 
     /// The frozen lower part and the fine-tuned top.
@@ -143,9 +191,10 @@ fn pair_key(ids: &[u32], type_ids: &[u32]) -> u64 {
 }
 
 impl Reranker {
-    /// The default reranker on `backend`, saying where it runs.
-    pub fn load_on(backend: &Backend) -> Result<Reranker> {
-        let mut r = Reranker::load_default(&backend.device)?;
+    /// The reranker of the library in `library` (see
+    /// [`Reranker::for_library`]) on `backend`, saying where it runs.
+    pub fn load_on(library: Option<&Path>, backend: &Backend) -> Result<Reranker> {
+        let mut r = Reranker::for_library(library, &backend.device)?;
         r.backend = format!("{} on {}", backend.name, backend.adapter);
         r.on_gpu = backend.is_gpu();
         Ok(r)

@@ -151,7 +151,7 @@ impl Models {
     /// The cross-encoder reranker.
     pub fn reranker(&self) -> Result<Arc<Reranker>> {
         self.available("reranker")?;
-        self.reranker.get(|| Reranker::load_on(&self.backend()))
+        self.reranker.get(|| Reranker::load_on(self.library.as_deref(), &self.backend()))
     }
 
     /// The query-to-span cosines under the citation encoder, with their

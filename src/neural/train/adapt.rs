@@ -115,6 +115,8 @@ pub fn query_sentences(abstract_text: &str, sentences: &[(usize, usize)]) -> Vec
 
 /// What a run trains and validates on.
 pub struct AdaptData {
+    /// The library's paper ids, in the order of `papers`.
+    pub ids: Vec<String>,
     /// The library's papers as the encoder reads them.
     pub papers: Vec<DocText>,
     /// Inverse-cloze pairs, then citing sentences.
@@ -423,6 +425,7 @@ mod tests {
         // Pair 3 cites papers 2 and 5: paper 5 is never its negative either.
         let cites = Pair { kind: PairKind::Citing, also: vec![5], ..pair(2, vec![]) };
         let data = AdaptData {
+            ids: Vec::new(),
             papers,
             train: vec![pair(0, vec![3]), pair(0, vec![4]), pair(1, vec![0]), cites],
             val: vec![],
