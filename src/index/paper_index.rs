@@ -1,11 +1,12 @@
 //! The BM25 paper index: upserts at import time, ranked retrieval at query time.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
 use std::path::Path;
 
 use tantivy::collector::TopDocs;
 use tantivy::columnar::StrColumn;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
@@ -225,6 +226,13 @@ impl PaperIndex {
     /// [`PaperIndex::search`] with a term the query repeats weighing `tf`
     /// (its clause is boosted, which keeps tantivy's block-max pruning).
     pub fn search_with(&self, text: &str, k: usize, tf: QueryTf) -> Result<Vec<Hit>> {
+        self.search_up_to(text, k, tf, None)
+    }
+
+    /// [`PaperIndex::search_with`] among the papers published by `year`
+    /// (and those whose year is unknown) when it is given; the year filter
+    /// adds nothing to the scores.
+    pub fn search_up_to(&self, text: &str, k: usize, tf: QueryTf, year: Option<i32>) -> Result<Vec<Hit>> {
         let mut terms = analyzer::counted_terms(&self.analyzer, text);
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
@@ -241,8 +249,19 @@ impl PaperIndex {
                 (Occur::Should, q)
             })
             .collect();
-        let query = BooleanQuery::new(clauses);
-        let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
+        let words = BooleanQuery::new(clauses);
+        let top = match year {
+            None => searcher.search(&words, &TopDocs::with_limit(k).order_by_score())?,
+            Some(y) => {
+                let year = |y: u64| Term::from_field_u64(self.fields.year, y);
+                let published = RangeQuery::new(Bound::Included(year(0)), Bound::Included(year(y.max(0) as u64)));
+                let query = BooleanQuery::new(vec![
+                    (Occur::Must, Box::new(words) as Box<dyn Query>),
+                    (Occur::Must, Box::new(BoostQuery::new(Box::new(published), 0.0))),
+                ]);
+                searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?
+            }
+        };
         Ok(top.into_iter().map(|(score, doc)| Hit { doc, score }).collect())
     }
 
@@ -455,6 +474,20 @@ mod tests {
         index.reload().unwrap();
         assert_eq!(index.years(&["c", "a", "b", "missing"]).unwrap(), vec![Some(2021), Some(2003), None, None]);
         assert!(index.years(&[]).unwrap().is_empty());
+
+        // A search up to a year finds the papers of that year and before,
+        // and those of unknown year, with the scores an open search gives.
+        let found = |year: Option<i32>| -> Vec<(String, f32)> {
+            let hits = index.search_up_to("paper", 10, QueryTf::default(), year).unwrap();
+            let ids = index.ids(&index.searcher(), hits.iter().map(|h| h.doc)).unwrap();
+            let mut out: Vec<(String, f32)> = ids.into_iter().zip(hits.iter().map(|h| h.score)).collect();
+            out.sort_by(|a, b| a.0.cmp(&b.0));
+            out
+        };
+        let all = found(None);
+        assert_eq!(all.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(found(Some(2003)), all[..2].to_vec());
+        assert_eq!(found(Some(2002)), all[1..2].to_vec());
     }
 
     #[test]

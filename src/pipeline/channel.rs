@@ -146,7 +146,7 @@ impl Channel for Bm25Channel {
         let text = query.full_text();
         let index = self.library.papers();
         let searcher = index.searcher();
-        let hits = index.search_with(&text, k, self.query_tf)?;
+        let hits = index.search_up_to(&text, k, self.query_tf, query.written_in)?;
         let ids = index.ids(&searcher, hits.iter().map(|h| h.doc))?;
         // Confidence: how far the best paper stands out from the second.
         let confidence = match hits.as_slice() {

@@ -4,6 +4,7 @@
 //! reorders the top. The three ways of asking (`recommend`,
 //! `recommend_ids`, `recommend_streaming`) are sinks over that one path.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,6 +28,10 @@ use crate::neural::reranker::Reranker;
 
 /// Candidates each channel fetches before fusion.
 pub const DEFAULT_PREFETCH: usize = 100;
+
+/// How much deeper channels retrieve for a draft written in a past year,
+/// whose later papers are then left out (see `Recommender::retrieve_citable`).
+pub const WRITTEN_IN_DEPTH: usize = 4;
 
 /// The stages a recommender runs: channels in order, then perhaps the
 /// rerank stage.
@@ -271,9 +276,12 @@ impl Recommender {
         let mut timings = Vec::new();
         let mut outputs = Vec::with_capacity(self.channels.len());
         let rerank = self.rerank.as_ref().filter(|r| r.depth() > 0);
+        let depth = self.settings.prefetch.max(query.k);
+        let mut years = HashMap::new();
         for (i, ch) in self.channels.iter().enumerate() {
             let t = Instant::now();
-            outputs.push((ch.id(), ch.retrieve(&query, self.settings.prefetch.max(query.k))?));
+            let output = self.retrieve_citable(ch.as_ref(), &query, depth, &mut years)?;
+            outputs.push((ch.id(), output));
             timings.push((ch.id().name().to_string(), t.elapsed()));
             let last_channel = i + 1 == self.channels.len();
             if !last_channel && !sink.wants_early() {
@@ -285,9 +293,7 @@ impl Recommender {
             let t = Instant::now();
             let mut candidates = fuse(&outputs, &self.settings.fusion);
             // Reranking may lift any of the top K_r into the top k.
-            let shown = rerank.map_or(query.k, |r| query.k.max(r.depth()));
-            self.leave_out_uncitable(&query, &mut candidates, shown)?;
-            candidates.truncate(shown);
+            candidates.truncate(rerank.map_or(query.k, |r| query.k.max(r.depth())));
             stage_timings.push(("fuse".into(), t.elapsed()));
             if sink.with_records() {
                 let t = Instant::now();
@@ -324,37 +330,36 @@ impl Recommender {
         Ok(())
     }
 
-    /// Leaves out the papers the draft cannot cite: its own records
-    /// (`Query::citing`) and, when it is written in a past year
-    /// (`Query::written_in`), papers published after that year. Only the
-    /// first `keep` survivors matter, so years are read in batches of the
-    /// candidates still in question. Papers of unknown year stay.
-    fn leave_out_uncitable(&self, query: &Query, candidates: &mut Vec<Candidate>, keep: usize) -> Result<()> {
-        if !query.citing.is_empty() {
-            candidates.retain(|c| !query.citing.contains(&c.id));
-        }
-        if let Some(year) = query.written_in {
-            let index = self.library.papers();
-            let mut checked = 0;
-            while checked < keep.min(candidates.len()) {
-                let end = keep.min(candidates.len());
-                let ids: Vec<&str> = candidates[checked..end].iter().map(|c| c.id.as_str()).collect();
-                let years = index.years(&ids)?;
-                let mut i = checked;
-                for y in years {
-                    if y.is_some_and(|y| y > year) {
-                        candidates.remove(i);
-                    } else {
-                        i += 1;
-                    }
-                }
-                checked = i;
+    /// A channel's `depth` best papers that the draft can cite: never its
+    /// own records (`Query::citing`) and, when it is written in a past year
+    /// (`Query::written_in`), none published after that year (papers of
+    /// unknown year stay). Such a query is retrieved [`WRITTEN_IN_DEPTH`]
+    /// times deeper, so that the list is as long as another query's and
+    /// its ranks count only papers it can cite. `years` keeps the years
+    /// read for this query (the channels' lists overlap).
+    fn retrieve_citable(
+        &self,
+        channel: &dyn Channel,
+        query: &Query,
+        depth: usize,
+        years: &mut HashMap<String, Option<i32>>,
+    ) -> Result<ChannelOutput> {
+        let Some(year) = query.written_in else {
+            let mut output = channel.retrieve(query, depth)?;
+            if !query.citing.is_empty() {
+                output.ranked.retain(|(id, _)| !query.citing.contains(id));
             }
+            return Ok(output);
+        };
+        let mut output = channel.retrieve(query, depth * WRITTEN_IN_DEPTH)?;
+        let unread: Vec<&str> = output.ranked.iter().map(|(id, _)| id.as_str()).filter(|id| !years.contains_key(*id)).collect();
+        let read = self.library.papers().years(&unread)?;
+        for (id, y) in unread.iter().zip(read) {
+            years.insert(id.to_string(), y);
         }
-        for (i, c) in candidates.iter_mut().enumerate() {
-            c.fused_rank = i + 1;
-        }
-        Ok(())
+        output.ranked.retain(|(id, _)| !query.citing.contains(id) && years.get(id).copied().flatten().is_none_or(|y| y <= year));
+        output.ranked.truncate(depth);
+        Ok(output)
     }
 
     /// Reorders the top K_r candidates by the rerank stage's signals
