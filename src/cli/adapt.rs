@@ -88,6 +88,18 @@ impl AdaptProgress for Bars {
     }
 }
 
+/// A run's first validation, its best, and what is left to do (`again`
+/// is the command that goes on). `at` gives a validation's step and
+/// whether it was the best so far.
+fn outcome<'a, C>(history: &'a [C], at: impl Fn(&C) -> (usize, bool), max_steps: usize, again: &str) -> Result<(&'a C, &'a C, String)> {
+    let (Some(start), Some(best), Some(last)) = (history.first(), history.iter().rfind(|c| at(c).1), history.last()) else {
+        anyhow::bail!("the run recorded no validation");
+    };
+    let last = at(last).0;
+    let done = if last >= max_steps { "the run is complete".to_string() } else { format!("run `{again}` again to go on from step {last}") };
+    Ok((start, best, done))
+}
+
 /// Why a library without citing sentences is not adapted.
 fn no_citations(lib_dir: &Path) -> String {
     format!(
@@ -161,14 +173,7 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     let history = adapt_hatten(&base.config, &base.bytes, &data, &run_dir(lib_dir), &opts, &words, &backend.device, &bars)?;
     bars.bar.finish_and_clear();
 
-    let (Some(start), Some(best), Some(last)) = (history.first(), history.iter().rfind(|c| c.best), history.last()) else {
-        anyhow::bail!("the run recorded no validation");
-    };
-    let done = if last.step >= opts.max_steps {
-        "the run is complete".to_string()
-    } else {
-        format!("run `citewise adapt` again to go on from step {}", last.step)
-    };
+    let (start, best, done) = outcome(&history, |c| (c.step, c.best), opts.max_steps, "citewise adapt")?;
     let judged = if start.cited_r10.is_some() { "held-out citing sentences" } else { "held-out cut sentences" };
     let r10 = |c: &AdaptCheckpoint| c.cited_r10.unwrap_or(c.val_r10);
     let mrr = |c: &AdaptCheckpoint| c.cited_mrr.unwrap_or(c.val_mrr);
@@ -271,14 +276,7 @@ fn run_reranker(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         &bars,
     )?;
     bars.bar.finish_and_clear();
-    let (Some(start), Some(best), Some(last)) = (history.first(), history.iter().rfind(|c| c.best), history.last()) else {
-        anyhow::bail!("the run recorded no validation");
-    };
-    let done = if last.step >= opts.max_steps {
-        "the run is complete".to_string()
-    } else {
-        format!("run `citewise adapt --reranker` again to go on from step {}", last.step)
-    };
+    let (start, best, done) = outcome(&history, |c| (c.step, c.best), opts.max_steps, "citewise adapt --reranker")?;
     let figures = |c: &Checkpoint| format!("R@10 {:.3}, MRR {:.3}", c.r10, c.mrr);
     println!("held-out citing sentences, BM25's order: R@10 {:.3}, MRR {:.3}", start.prefetch_r10, start.prefetch_mrr);
     if best.step == 0 {

@@ -18,7 +18,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use super::cross_encoder::{logits, scores, split_base, PairEncoder, QueryTokens, RerankerConfig};
+use super::cross_encoder::{logits, scores, split_base, PairEncoder, QueryTokens, RerankerConfig, RerankerTop};
 use super::tokenizer::batch;
 use super::tokenizer::Encoded;
 use super::training_run::{clipped_adam, Counters, TrainingRun};
@@ -215,7 +215,7 @@ pub fn train_reranker_from(
     }
     let n_val = val.len() as f64;
     let (pre_r10, pre_mrr) = (pre_r10 / n_val, pre_mrr / n_val);
-    let validate = |inference: &super::cross_encoder::RerankerTop| -> (f64, f64) {
+    let validate = |inference: &RerankerTop| -> (f64, f64) {
         progress.phase("validating", val.len() as u64);
         let (mut r10, mut mrr) = (0.0, 0.0);
         for (e, pairs) in val.iter().zip(&val_pairs) {
@@ -227,23 +227,28 @@ pub fn train_reranker_from(
         }
         (r10 / n_val, mrr / n_val)
     };
-    if start.is_some() && run.state.counters.steps_done == 0 {
-        let t = Instant::now();
-        let inference = top.valid();
-        let (r10, mrr) = validate(&inference);
-        let best = run.keep(mrr, |path| inference.save(path))?;
-        let c = Checkpoint {
-            step: 0,
-            loss: 0.0,
-            prefetch_r10: pre_r10,
-            prefetch_mrr: pre_mrr,
-            r10,
-            mrr,
-            seconds: t.elapsed().as_secs_f64(),
-            best,
+    // Validates `top`, keeps it when it is the best so far and records the
+    // checkpoint (`loss` over the steps since the last one, begun at `since`).
+    let checkpoint =
+        |run: &mut TrainingRun<Steps, Checkpoint, RerankTrainOptions>, top: &RerankerTop, loss: f32, since: Instant| -> Result<()> {
+            let inference = top.valid();
+            let (r10, mrr) = validate(&inference);
+            let best = run.keep(mrr, |path| inference.save(path))?;
+            let c = Checkpoint {
+                step: run.state.counters.steps_done,
+                loss,
+                prefetch_r10: pre_r10,
+                prefetch_mrr: pre_mrr,
+                r10,
+                mrr,
+                seconds: since.elapsed().as_secs_f64(),
+                best,
+            };
+            progress.checkpoint(&c);
+            run.record(c)
         };
-        progress.checkpoint(&c);
-        run.record(c)?;
+    if start.is_some() && run.state.counters.steps_done == 0 {
+        checkpoint(&mut run, &top, 0.0, Instant::now())?;
     }
 
     let mut order: Vec<usize> = (0..train.len()).collect();
@@ -293,21 +298,7 @@ pub fn train_reranker_from(
 
         let last_step = run.state.counters.steps_done == opts.max_steps || run.out_of_time();
         if run.state.counters.steps_done.is_multiple_of(opts.eval_every) || last_step {
-            let inference = top.valid();
-            let (r10, mrr) = validate(&inference);
-            let best = run.keep(mrr, |path| inference.save(path))?;
-            let c = Checkpoint {
-                step: run.state.counters.steps_done,
-                loss: loss_sum / loss_steps.max(1) as f32,
-                prefetch_r10: pre_r10,
-                prefetch_mrr: pre_mrr,
-                r10,
-                mrr,
-                seconds: t0.elapsed().as_secs_f64(),
-                best,
-            };
-            progress.checkpoint(&c);
-            run.record(c)?;
+            checkpoint(&mut run, &top, loss_sum / loss_steps.max(1) as f32, t0)?;
             loss_sum = 0.0;
             loss_steps = 0;
             t0 = Instant::now();
