@@ -311,7 +311,7 @@ fn a_short_reranker_adaptation_starts_from_the_reranker_in_use_resumes_and_is_pu
     let opts = PairOptions { train: 0, val: 0, pool: 0, negatives: 6, citing: 200, cited_val: 30, seed: 5 };
     let pairs = adaptation_data(&lib, &opts, &|_, _| {}).unwrap();
     assert!(pairs.train.iter().all(|p| p.kind == PairKind::Citing), "no inverse-cloze pairs asked for");
-    let data = reranker_data(&lib, &pairs, 10).unwrap();
+    let data = reranker_data(&lib, pairs, 10).unwrap();
     assert_eq!(data.train.len(), 200);
     assert!((25..=60).contains(&data.val.len()), "{} held out", data.val.len());
     for e in &data.train {

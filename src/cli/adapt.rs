@@ -238,7 +238,7 @@ fn run_reranker(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         bars.bar.set_length(total);
         bars.bar.set_position(done);
     })?;
-    let data = reranker_data(&lib, &data, RERANK_VAL_DEPTH)?;
+    let data = reranker_data(&lib, data, RERANK_VAL_DEPTH)?;
     bars.bar.suspend(|| {
         eprintln!(
             "{} citing sentences to train on, {} held out, from {} papers ({:.0} s)",

@@ -123,9 +123,7 @@ impl EvalConfig {
         }
         format!("local + citing title ({} of {n}) + abstract ({} of {n})", self.with_title, self.with_abstract)
     }
-}
 
-impl EvalConfig {
     /// Which papers the queries were ranked against, in words.
     pub fn as_of(&self, n: usize) -> String {
         match self.as_of_citing_year {

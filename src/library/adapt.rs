@@ -178,13 +178,7 @@ pub struct RerankData {
 /// came from", which lowered citation recall when HAtten was adapted on
 /// them). Held-out citing sentences are prefetched by BM25 over the whole
 /// library, `depth` papers each.
-pub fn reranker_data(lib: &Library, data: &AdaptData, depth: usize) -> Result<RerankData> {
-    let papers: Vec<Paper> = data
-        .ids
-        .iter()
-        .zip(&data.papers)
-        .map(|(id, d)| Paper { id: id.clone(), title: d.title.clone(), abstract_text: d.abstract_text.clone(), ..Paper::default() })
-        .collect();
+pub fn reranker_data(lib: &Library, data: AdaptData, depth: usize) -> Result<RerankData> {
     let example = |p: &Pair, prefetched: Vec<usize>| RerankExample {
         local: p.query.clone(),
         title: String::new(),
@@ -201,6 +195,13 @@ pub fn reranker_data(lib: &Library, data: &AdaptData, depth: usize) -> Result<Re
         let ids = lib.papers().ids(&searcher, hits.iter().map(|h| h.doc))?;
         val.push(example(p, ids.iter().filter_map(|id| row.get(id.as_str()).copied()).collect()));
     }
+    // The papers are moved, not copied: a library's worth of abstracts.
+    let papers = data
+        .ids
+        .into_iter()
+        .zip(data.papers)
+        .map(|(id, d)| Paper { id, title: d.title, abstract_text: d.abstract_text, ..Paper::default() })
+        .collect();
     Ok(RerankData { papers, train, val })
 }
 
