@@ -1,6 +1,7 @@
 //! Writes, per benchmark context of a split, every channel's own ranked list
 //! and confidence (one JSON line per context), for studying fusion and
-//! per-query gating offline on `val` and on held-out fields.
+//! per-query gating offline on `val` and on held-out fields. Queries are
+//! made as `eval` makes them (as of the citing year).
 //!
 //! cargo run --release --example channel_lists -- BENCH POOL SPLIT OUT.jsonl [LIMIT]
 
@@ -8,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use citewise::eval::harness::{load_split, query_of};
+use citewise::eval::harness::{load_split, AsOf, EvalQueries, EVAL_DEPTH};
 use citewise::library::Library;
 use citewise::pipeline::{Models, Recommender};
 
@@ -22,8 +23,9 @@ fn main() -> anyhow::Result<()> {
     let models = Models::installed();
     models.span_cosines()?.warm(&lib, &|_, _| {})?;
     let rec = Recommender::with_stages(lib.clone(), &models, &["bm25", "evidence", "citation", "hatten"])?;
+    let mut queries = EvalQueries::new(&lib, false, EVAL_DEPTH, AsOf::CitingYear);
     for (n, c) in load_split(&bench, split)?.iter().take(limit).enumerate() {
-        let lists = match rec.channel_lists(&query_of(c, false)) {
+        let lists = match rec.channel_lists(&queries.query(c)?) {
             Ok(lists) => lists,
             // A context with no usable words ranks nothing (a miss, as in `eval`).
             Err(citewise::error::Error::InvalidQuery(_)) => Vec::new(),

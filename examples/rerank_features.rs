@@ -1,20 +1,23 @@
-//! Writes, per sampled benchmark context, the fused prefetch's top K_r with
-//! the cross-encoder's score and the citation bi-encoder's cosine of each
-//! candidate (one JSON line per context), for tuning the rerank stage
-//! offline on `val`.
+//! Writes, per benchmark context, what the rerank stage decides from (one
+//! JSON line per context), for tuning it offline on `val` and on held-out
+//! fields: every channel's list and confidence, the fused top `DEPTH`
+//! (default fusion), and the stage's three signals for each of them — the
+//! cross-encoder's score, the citation encoder's cosine, the best cosine of
+//! a span citing the paper — and how well the reranker's field covers the
+//! query. Queries are made as `eval` makes them (as of the citing year).
 //!
-//! cargo run --release --example rerank_features -- BENCH POOL SPLIT OUT.jsonl N DEPTH [FUSION] [CHANNELS]
+//! cargo run --release --example rerank_features -- BENCH POOL SPLIT OUT.jsonl [N] [DEPTH]
 //!
-//! CHANNELS (comma-separated) make the prefetch; default `bm25,evidence`.
+//! N: a sample of that many contexts (default: the whole split); DEPTH: 30.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use citewise::eval::harness::{load_split, query_at, sample};
+use citewise::eval::harness::{load_split, sample, AsOf, EvalQueries, EVAL_DEPTH};
 use citewise::library::Library;
-use citewise::pipeline::paper_cosines::PaperText;
-use citewise::pipeline::{Fusion, Models, Recommender};
+use citewise::pipeline::fusion::fuse;
+use citewise::pipeline::{Models, Recommender};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -22,40 +25,44 @@ fn main() -> anyhow::Result<()> {
     let lib = Arc::new(Library::open(&PathBuf::from(&args[2]))?);
     let split = &args[3];
     let mut out = std::io::BufWriter::new(std::fs::File::create(&args[4])?);
-    let n: usize = args[5].parse()?;
-    let depth: usize = args[6].parse()?;
-    let fusion = Fusion::default().with_overrides(args.get(7).map_or("", |s| s.as_str()))?;
-    let models = Models::installed();
+    let n: usize = args.get(5).map_or(usize::MAX, |s| s.parse().unwrap());
+    let depth: usize = args.get(6).map_or(30, |s| s.parse().unwrap());
+    let models = Models::installed().for_library(Some(PathBuf::from(&args[2])));
     models.span_cosines()?.warm(&lib, &|_, _| {})?;
-    let similarity = models.paper_cosines()?;
-    let reranker = models.reranker()?;
-    let channels: Vec<&str> = args.get(8).map_or("bm25,evidence", |s| s.as_str()).split(',').collect();
-    let mut rec = Recommender::with_stages(lib.clone(), &models, &channels)?;
-    rec.set_fusion(fusion);
-    let contexts = sample(load_split(&bench, split)?, n);
-    for (done, c) in contexts.iter().enumerate() {
-        let q = query_at(c, false, depth);
-        let r = match rec.recommend_ids(&q) {
-            Ok(r) => r,
+    let rec = Recommender::new(lib.clone(), &models);
+    let stage = rec.rerank_stage().ok_or_else(|| anyhow::anyhow!("no rerank stage: {:?}", rec.stages()))?;
+    anyhow::ensure!(rec.stages().channels.len() == 4, "every channel is needed: {:?}", rec.stages());
+    let mut queries = EvalQueries::new(&lib, false, EVAL_DEPTH, AsOf::CitingYear);
+    for (done, c) in sample(load_split(&bench, split)?, n).iter().enumerate() {
+        let q = queries.query(c)?;
+        let lists = match rec.channel_lists(&q) {
+            Ok(lists) => lists,
             Err(citewise::error::Error::InvalidQuery(_)) => continue,
             Err(e) => return Err(e.into()),
         };
-        let ids: Vec<&str> = r.candidates.iter().map(|c| c.id.as_str()).collect();
-        let papers: Vec<_> = ids.iter().map(|id| lib.papers().paper_by_id(id)).collect::<Result<_, _>>()?;
-        let texts: Vec<(&str, &str)> =
-            papers.iter().map(|p| p.as_ref().map_or(("", ""), |p| (p.title.as_str(), p.abstract_text.as_str()))).collect();
-        let qt = reranker.query(&q.local_text(), "", "")?;
-        let ce = reranker.score(&qt, &texts)?;
-        let paper_texts: Vec<PaperText> =
-            ids.iter().zip(&texts).map(|(id, (title, abstract_text))| PaperText { id, title, abstract_text }).collect();
-        let cos = similarity.cosines(&q.local_text(), &paper_texts, None)?;
+        let mut top = fuse(&lists, &rec.fusion());
+        top.truncate(depth);
+        for t in top.iter_mut() {
+            t.paper = lib.papers().paper_by_id(&t.id)?;
+        }
+        let signals = stage.score(&lib, &q, &top, true, true)?;
+        let coverage = stage.reranker().field.as_ref().map_or(1.0, |f| f.coverage_in(lib.papers(), &q.full_text()));
+        let channels: serde_json::Map<String, serde_json::Value> = lists
+            .iter()
+            .map(|(id, o)| {
+                let ranked: Vec<&str> = o.ranked.iter().map(|(id, _)| id.as_str()).collect();
+                (id.name().to_string(), serde_json::json!({ "conf": o.confidence, "ranked": ranked }))
+            })
+            .collect();
         let line = serde_json::json!({
-            "id": c.id, "source": c.source, "cited": c.cited, "ids": ids, "ce": ce, "cos": cos,
-            "channels": r.candidates.iter().map(|c| c.channels.iter().map(|s| (s.channel, s.rank)).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "id": c.id, "source": c.source, "cited": c.cited, "year": q.written_in,
+            "channels": channels, "coverage": coverage,
+            "top": top.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+            "ce": signals.rerank, "cos": signals.citation, "cited_for": signals.cited_for,
         });
         writeln!(out, "{line}")?;
         out.flush()?;
-        if done % 20 == 0 {
+        if done % 50 == 0 {
             eprintln!("{done}");
         }
     }

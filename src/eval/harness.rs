@@ -1,7 +1,7 @@
 //! Runs held-out citation contexts through the recommender and aggregates
 //! metrics per source.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::metrics::{quantile, score, Mean, Scores};
 use crate::corpus::benchmark::{load_contexts, CitationContext};
 use crate::error::{Error, Result};
+use crate::evidence::link::Linker;
+use crate::library::Library;
 use crate::pipeline::{Query, Recommender};
 
 /// The split the evidence database of an evaluation is built from.
@@ -187,6 +189,55 @@ pub enum AsOf {
     AnyYear,
 }
 
+/// Makes the queries of an evaluation: each context's words, ranked as of
+/// its citing paper's year (under [`AsOf::CitingYear`], where the library
+/// knows that year), never offered its citing paper under any of the ids
+/// the library has for it (leakage guard). Both lookups are cached per
+/// citing paper.
+pub struct EvalQueries<'a> {
+    library: &'a Library,
+    global: bool,
+    depth: usize,
+    as_of: AsOf,
+    linker: Linker<'a>,
+    citing_ids: HashMap<String, Vec<String>>,
+    citing_years: HashMap<String, Option<i32>>,
+    /// Queries given a year so far.
+    pub dated: usize,
+}
+
+impl<'a> EvalQueries<'a> {
+    pub fn new(library: &'a Library, global: bool, depth: usize, as_of: AsOf) -> EvalQueries<'a> {
+        let linker = Linker::new(library.papers());
+        EvalQueries { library, global, depth, as_of, linker, citing_ids: HashMap::new(), citing_years: HashMap::new(), dated: 0 }
+    }
+
+    /// The query of context `c`.
+    pub fn query(&mut self, c: &CitationContext) -> Result<Query> {
+        let mut query = query_at(c, self.global, self.depth);
+        if c.citing_id.is_empty() {
+            return Ok(query);
+        }
+        if self.as_of == AsOf::CitingYear {
+            let year = match self.citing_years.get(&c.citing_id) {
+                Some(y) => *y,
+                None => {
+                    let y = self.library.papers().years(&[c.citing_id.as_str()])?[0];
+                    self.citing_years.insert(c.citing_id.clone(), y);
+                    y
+                }
+            };
+            self.dated += year.is_some() as usize;
+            query = query.written_in(year);
+        }
+        if self.library.evidence().num_spans() > 0 {
+            let linker = &self.linker;
+            query.citing = self.citing_ids.entry(c.citing_id.clone()).or_insert_with(|| linker.same_work_loose(&c.citing_id)).clone();
+        }
+        Ok(query)
+    }
+}
+
 /// [`evaluate`] ranking `depth` papers per query.
 pub fn evaluate_at(
     rec: &Recommender,
@@ -203,33 +254,14 @@ pub fn evaluate_at(
     let mut stage_ms: Vec<(String, Vec<f64>)> = Vec::new();
     let evidence = rec.library().evidence();
     let count_evidence = evidence.num_spans() > 0;
-    // Leakage guard: the citing paper under every id the library has for it.
-    let linker = crate::evidence::link::Linker::new(rec.library().papers());
-    let mut citing_ids: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    let mut queries = EvalQueries::new(rec.library(), global, depth, as_of);
     let (mut shown, mut with_evidence) = (0usize, 0usize);
     let (mut with_title, mut with_abstract) = (0usize, 0usize);
-    let mut citing_years: std::collections::HashMap<String, Option<i32>> = std::collections::HashMap::new();
-    let mut dated = 0usize;
     for (i, c) in contexts.iter().enumerate() {
-        let mut query = query_at(c, global, depth);
-        if as_of == AsOf::CitingYear && !c.citing_id.is_empty() {
-            let year = match citing_years.get(&c.citing_id) {
-                Some(y) => *y,
-                None => {
-                    let y = rec.library().papers().years(&[c.citing_id.as_str()])?[0];
-                    citing_years.insert(c.citing_id.clone(), y);
-                    y
-                }
-            };
-            dated += year.is_some() as usize;
-            query = query.written_in(year);
-        }
+        let query = queries.query(c)?;
         let used = query.context_used();
         with_title += used.title as usize;
         with_abstract += used.abstract_text as usize;
-        if count_evidence && !c.citing_id.is_empty() {
-            query.citing = citing_ids.entry(c.citing_id.clone()).or_insert_with(|| linker.same_work_loose(&c.citing_id)).clone();
-        }
         let t = Instant::now();
         let ranked: Vec<String> = match rec.recommend_ids(&query) {
             Ok(r) => {
@@ -273,7 +305,7 @@ pub fn evaluate_at(
             depth,
             with_title,
             with_abstract,
-            as_of_citing_year: (as_of == AsOf::CitingYear).then_some(dated),
+            as_of_citing_year: (as_of == AsOf::CitingYear).then_some(queries.dated),
         },
         sources,
         latency: latency_of(&latencies),

@@ -261,12 +261,20 @@ impl Recommender {
         self.run(query, &mut Sink::Stream(on_stage))
     }
 
-    /// Each channel's own list for the query, before fusion (for offline
-    /// analysis of fusion and gating).
+    /// Each channel's own list for the query, before fusion, as the run
+    /// fuses it (the papers the draft can cite; for offline analysis of
+    /// fusion and gating).
     pub fn channel_lists(&self, query: &Query) -> Result<Vec<(ChannelId, ChannelOutput)>> {
         let mut query = query.clone();
         query.validate()?;
-        self.channels.iter().map(|ch| Ok((ch.id(), ch.retrieve(&query, self.settings.prefetch.max(query.k))?))).collect()
+        let depth = self.settings.prefetch.max(query.k);
+        let mut years = HashMap::new();
+        self.channels.iter().map(|ch| Ok((ch.id(), self.retrieve_citable(ch.as_ref(), &query, depth, &mut years)?))).collect()
+    }
+
+    /// The rerank stage, if any (for offline analysis of its signals).
+    pub fn rerank_stage(&self) -> Option<&RerankStage> {
+        self.rerank.as_ref()
     }
 
     fn run(&self, query: &Query, sink: &mut Sink) -> Result<()> {
@@ -530,6 +538,12 @@ mod tests {
         let mut kept: Vec<&str> = then.iter().map(|(id, _)| id.as_str()).collect();
         kept.sort();
         assert_eq!(kept, ["p0", "p1", "p2"], "1998, 2001 and the paper of unknown year; not 2003's own draft, nor later ones");
+
+        let dated = query.clone().with_k(10).written_in(Some(2003)).citing(vec!["p6".into()]);
+        let lists = rec.channel_lists(&dated).unwrap();
+        let listed: Vec<&str> = lists[0].1.ranked.iter().map(|(id, _)| id.as_str()).collect();
+        let fused: Vec<&str> = then.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(listed, fused, "the channel lists offline analysis reads are the ones the run fuses");
     }
 
     #[test]
