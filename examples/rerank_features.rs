@@ -17,6 +17,7 @@ use std::sync::Arc;
 use citewise::eval::harness::{load_split, sample, AsOf, EvalQueries, EVAL_DEPTH};
 use citewise::library::Library;
 use citewise::pipeline::fusion::fuse;
+use citewise::pipeline::same_work;
 use citewise::pipeline::{Models, Recommender};
 
 fn main() -> anyhow::Result<()> {
@@ -40,11 +41,9 @@ fn main() -> anyhow::Result<()> {
             Err(citewise::error::Error::InvalidQuery(_)) => continue,
             Err(e) => return Err(e.into()),
         };
+        // As the recommender does: each work once, with its record read.
         let mut top = fuse(&lists, &rec.fusion());
-        top.truncate(depth);
-        for t in top.iter_mut() {
-            t.paper = lib.papers().paper_by_id(&t.id)?;
-        }
+        same_work::collapse(&mut top, lib.papers(), depth)?;
         let signals = stage.score(&lib, &q, &top, true, true)?;
         let coverage = stage.reranker().field.as_ref().map_or(1.0, |f| f.coverage_in(lib.papers(), &q.full_text()));
         let channels: serde_json::Map<String, serde_json::Value> = lists

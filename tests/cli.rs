@@ -303,3 +303,57 @@ fn train_reranker_pairs_each_context_with_its_own_prefetch() {
     assert_eq!(with_title, 3, "every other train example keeps the citing title");
     assert!(mined["val"].as_array().unwrap().iter().all(|e| e["title"].as_str().unwrap().is_empty()));
 }
+
+/// A pool that holds one paper twice, as the benchmark's does: the full
+/// record and the bare one a reference list made of it, which the context
+/// cites. The answer shows the work once, as its full record, and `eval`
+/// counts it as the cited paper; counted by record it is a miss.
+#[test]
+fn a_paper_held_twice_is_recommended_once_and_counted_as_the_cited_paper() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("bench");
+    std::fs::create_dir(&bench).unwrap();
+    write_gz(
+        &bench.join("papers.jsonl.gz"),
+        &[
+            r#"{"id": "acl:A88-1019", "year": 1988, "title": "A Stochastic Parts Program and Noun Phrase Parser for Unrestricted Text", "abstract": "A program that tags each word of unrestricted text with its most likely part of speech."}"#,
+            r#"{"id": "aclarc:36a0398dfc65", "title": "a stochastic parts program and nounphrase parser for unrestricted text"}"#,
+            r#"{"id": "acl:J93-1", "year": 1993, "title": "Finite-state parsing of noun phrases", "abstract": "Noun phrases found by a cascade of finite-state transducers."}"#,
+        ],
+    );
+    write_gz(
+        &bench.join("contexts.jsonl.gz"),
+        &[
+            r#"{"id": "c1", "source": "a", "split": "test", "context": "A stochastic parts program tags unrestricted text [CIT].", "cited": ["aclarc:36a0398dfc65"]}"#,
+        ],
+    );
+    let pool = dir.path().join("pool");
+    let out = dir.path().join("r.json");
+    let o = citewise(
+        &dir.path().join("unused"),
+        &[
+            "eval",
+            "--bench",
+            bench.to_str().unwrap(),
+            "--pool",
+            pool.to_str().unwrap(),
+            "--stages",
+            "bm25",
+            "--json",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("counted by record, the cited record itself only (R@10/MRR): all 0.000/0.000"), "{}", stdout(&o));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(r["sources"][0]["scores"]["mrr"], 1.0, "{r}");
+    assert_eq!(r["by_record"][0]["scores"]["mrr"], 0.0, "{r}");
+
+    let o = citewise(&pool, &["recommend", "a stochastic parts program for unrestricted text", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> = json["candidates"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["acl:A88-1019", "acl:J93-1"], "{json}");
+    assert_eq!(json["candidates"][0]["same_work"], serde_json::json!(["aclarc:36a0398dfc65"]));
+    assert_eq!(json["candidates"][0]["paper"]["year"], 1988);
+}

@@ -176,6 +176,13 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
         (tagging[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>(), completion[..2].iter().map(|x| x.unwrap()).collect::<Vec<_>>());
     assert!(t[1] > t[0] && c[0] > c[1], "each query is closest to the paper cited for its claim: {t:?} {c:?}");
     assert_eq!(cited_for.best_cosines(&lib, "anything", &[], &[]).unwrap(), Vec::<Option<f32>>::new());
+    // A paper held under two records counts the spans citing either: a
+    // record no span cites, beside one that spans cite, gets that one's.
+    let works = [vec!["bib:papineni2002bleu", "bib:brants2000tnt"], vec!["bib:papineni2002bleu"]];
+    let held_twice =
+        cited_for.best_cosines_of_works(&lib, "we annotated the treebank with a trigram part-of-speech tagger", &works, &[]).unwrap();
+    assert_eq!(held_twice[1], None);
+    assert!((held_twice[0].unwrap() - t[1]).abs() < 1e-5, "{held_twice:?} {t:?}");
 
     // In the rerank stage: ranked among the reranked papers that evidence cites, and only those.
     let models = Models::installed();

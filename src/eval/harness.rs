@@ -162,6 +162,10 @@ pub struct EvalReport {
     /// from the evidence database, never one of the query's own paper).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with_evidence_at10: Option<f64>,
+    /// The same queries counted by record: only the cited record itself is
+    /// a hit, not another record of the same work (`sources` counts those).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_record: Vec<SourceResult>,
 }
 
 /// Evaluates the recommender on `contexts`. `on_query` is called after each
@@ -250,6 +254,7 @@ pub fn evaluate_at(
 ) -> Result<EvalReport> {
     let mut per_source: BTreeMap<String, Mean> = BTreeMap::new();
     let mut all = Mean::default();
+    let (mut per_source_by_record, mut all_by_record): (BTreeMap<String, Mean>, Mean) = Default::default();
     let mut latencies = Vec::with_capacity(contexts.len());
     let mut stage_ms: Vec<(String, Vec<f64>)> = Vec::new();
     let evidence = rec.library().evidence();
@@ -263,7 +268,8 @@ pub fn evaluate_at(
         with_title += used.title as usize;
         with_abstract += used.abstract_text as usize;
         let t = Instant::now();
-        let ranked: Vec<String> = match rec.recommend_ids(&query) {
+        // Each result with the library's other records of its work.
+        let ranked: Vec<(String, Vec<String>)> = match rec.recommend_ids(&query) {
             Ok(r) => {
                 for (stage, d) in &r.timings {
                     let ms = d.as_secs_f64() * 1000.0;
@@ -272,7 +278,7 @@ pub fn evaluate_at(
                         None => stage_ms.push((stage.clone(), vec![ms])),
                     }
                 }
-                r.candidates.into_iter().map(|c| c.id).collect()
+                r.candidates.into_iter().map(|c| (c.id, c.same_work)).collect()
             }
             // A context with no usable words ranks nothing: it counts as a miss.
             Err(Error::InvalidQuery(_)) => Vec::new(),
@@ -280,21 +286,26 @@ pub fn evaluate_at(
         };
         latencies.push(t.elapsed().as_secs_f64() * 1000.0);
         if count_evidence {
-            for id in ranked.iter().take(10) {
+            for (id, others) in ranked.iter().take(10) {
                 shown += 1;
-                with_evidence += !evidence.spans_citing(id, &[], 1, &query.citing_keys())?.is_empty() as usize;
+                let mut cited = false;
+                for id in std::iter::once(id).chain(others) {
+                    cited = cited || !evidence.spans_citing(id, &[], 1, &query.citing_keys())?.is_empty();
+                }
+                with_evidence += cited as usize;
             }
         }
         let relevant: HashSet<String> = c.cited.iter().cloned().collect();
-        let s = score(&ranked, &relevant);
+        let s = score(&by_work(&ranked, &relevant), &relevant);
         per_source.entry(c.source.clone()).or_default().add(&s);
         all.add(&s);
+        let s = score(&ranked.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), &relevant);
+        per_source_by_record.entry(c.source.clone()).or_default().add(&s);
+        all_by_record.add(&s);
         on_query(i + 1);
     }
-    let mut sources: Vec<SourceResult> =
-        per_source.into_iter().map(|(source, m)| SourceResult { source, n: m.n, scores: m.mean() }).collect();
-    sources.sort_by(|a, b| b.n.cmp(&a.n).then(a.source.cmp(&b.source)));
-    sources.insert(0, SourceResult { source: "all".into(), n: all.n, scores: all.mean() });
+    let sources = source_results(per_source, all);
+    let by_record = source_results(per_source_by_record, all_by_record);
     Ok(EvalReport {
         config: EvalConfig {
             split: split.into(),
@@ -314,7 +325,31 @@ pub fn evaluate_at(
         by_rerank_depth: Vec::new(),
         alone: Vec::new(),
         with_evidence_at10: count_evidence.then(|| with_evidence as f64 / shown.max(1) as f64),
+        by_record,
     })
+}
+
+/// `all` first, then each source by descending size.
+fn source_results(per_source: BTreeMap<String, Mean>, all: Mean) -> Vec<SourceResult> {
+    let mut sources: Vec<SourceResult> =
+        per_source.into_iter().map(|(source, m)| SourceResult { source, n: m.n, scores: m.mean() }).collect();
+    sources.sort_by(|a, b| b.n.cmp(&a.n).then(a.source.cmp(&b.source)));
+    sources.insert(0, SourceResult { source: "all".into(), n: all.n, scores: all.mean() });
+    sources
+}
+
+/// The ranked ids as the cited papers are counted: a result that is another
+/// record of a cited paper (the same work imported twice, folded into one
+/// entry by the pipeline) stands for the cited record. The pipeline shows
+/// each work once, so no paper counts twice.
+fn by_work(ranked: &[(String, Vec<String>)], relevant: &HashSet<String>) -> Vec<String> {
+    ranked
+        .iter()
+        .map(|(id, others)| match others.iter().find(|o| relevant.contains(*o)) {
+            Some(cited) if !relevant.contains(id) => cited.clone(),
+            _ => id.clone(),
+        })
+        .collect()
 }
 
 fn latency_of(ms: &[f64]) -> Latency {

@@ -31,6 +31,10 @@ pub fn table(r: &EvalReport) -> String {
     }
     let _ =
         writeln!(s, "latency per query: p50 {:.2} ms, p95 {:.2} ms, mean {:.2} ms", r.latency.p50_ms, r.latency.p95_ms, r.latency.mean_ms);
+    if r.by_record.iter().zip(&r.sources).any(|(a, b)| a.scores != b.scores) {
+        let rows: Vec<String> = r.by_record.iter().map(|s| format!("{} {:.3}/{:.3}", s.source, s.scores.recall[2], s.scores.mrr)).collect();
+        let _ = writeln!(s, "counted by record, the cited record itself only (R@{}/MRR): {}", RECALL_AT[2], rows.join(", "));
+    }
     if let Some(share) = r.with_evidence_at10 {
         let _ = writeln!(s, "top-10 results showing evidence: {:.1}%", share * 100.0);
     }

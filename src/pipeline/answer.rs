@@ -56,6 +56,10 @@ pub struct Candidate {
     /// paper, among the reranked papers that have any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cited_for: Option<SignalScore>,
+    /// The library's other records of this paper (the same work imported
+    /// twice), folded into this entry ([`super::same_work`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub same_work: Vec<String>,
 }
 
 impl Candidate {
@@ -72,6 +76,7 @@ impl Candidate {
             rerank: None,
             citation: None,
             cited_for: None,
+            same_work: Vec::new(),
         }
     }
 }

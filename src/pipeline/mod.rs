@@ -15,6 +15,7 @@ pub mod paper_cosines;
 pub mod query;
 pub mod recommender;
 pub mod rerank;
+pub mod same_work;
 pub mod span_cosines;
 pub mod worker;
 

@@ -19,6 +19,7 @@ use super::models::Models;
 use super::own_words::{best_sentences, OWN_SENTENCES};
 use super::query::Query;
 use super::rerank::{combine, RerankStage, Weights, RERANK};
+use super::same_work;
 use super::span_cosines::{SpanRanking, DEFAULT_MIN_WORDS};
 use crate::error::{Error, Result};
 use crate::index::layered::LayeredVectors;
@@ -300,8 +301,9 @@ impl Recommender {
             let mut stage_timings = timings.clone();
             let t = Instant::now();
             let mut candidates = fuse(&outputs, &self.settings.fusion);
-            // Reranking may lift any of the top K_r into the top k.
-            candidates.truncate(rerank.map_or(query.k, |r| query.k.max(r.depth())));
+            // Reranking may lift any of the top K_r into the top k; each
+            // of them is a work of its own.
+            same_work::collapse(&mut candidates, self.library.papers(), rerank.map_or(query.k, |r| query.k.max(r.depth())))?;
             stage_timings.push(("fuse".into(), t.elapsed()));
             if sink.with_records() {
                 let t = Instant::now();
@@ -430,12 +432,20 @@ impl Recommender {
         }
         let terms = ev.terms(&query.local_text());
         for c in candidates {
-            if let Some(found) = outputs.iter().find_map(|(_, o)| o.evidence.get(&c.id)) {
+            let records: Vec<&String> = std::iter::once(&c.id).chain(&c.same_work).collect();
+            if let Some(found) = records.iter().find_map(|id| outputs.iter().find_map(|(_, o)| o.evidence.get(*id))) {
                 c.evidence = found.clone();
                 continue;
             }
-            c.evidence =
-                ev.spans_citing(&c.id, &terms, SNIPPETS_PER_PAPER, &query.citing_keys())?.iter().map(|r| snippet(r, &c.id)).collect();
+            let mut evidence = Vec::new();
+            for id in records {
+                let wanted = SNIPPETS_PER_PAPER - evidence.len();
+                if wanted == 0 {
+                    break;
+                }
+                evidence.extend(ev.spans_citing(id, &terms, wanted, &query.citing_keys())?.iter().map(|r| snippet(r, id)));
+            }
+            c.evidence = evidence;
         }
         Ok(())
     }
