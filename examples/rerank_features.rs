@@ -4,7 +4,8 @@
 //! (default fusion), and the stage's three signals for each of them — the
 //! cross-encoder's score, the citation encoder's cosine, the best cosine of
 //! a span citing the paper — and how well the reranker's field covers the
-//! query. Queries are made as `eval` makes them (as of the citing year).
+//! query; and every record of each cited paper's work, as `eval` counts
+//! them. Queries are made as `eval` makes them (as of the citing year).
 //!
 //! cargo run --release --example rerank_features -- BENCH POOL SPLIT OUT.jsonl [N] [DEPTH]
 //!
@@ -53,8 +54,10 @@ fn main() -> anyhow::Result<()> {
                 (id.name().to_string(), serde_json::json!({ "conf": o.confidence, "ranked": ranked }))
             })
             .collect();
+        // Each cited paper's records: a result that is any of them finds it.
+        let cited_works = c.cited.iter().map(|id| same_work::records_of(lib.papers(), id)).collect::<Result<Vec<_>, _>>()?;
         let line = serde_json::json!({
-            "id": c.id, "source": c.source, "cited": c.cited, "year": q.written_in,
+            "id": c.id, "source": c.source, "cited": c.cited, "cited_works": cited_works, "year": q.written_in,
             "channels": channels, "coverage": coverage,
             "top": top.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
             "ce": signals.rerank, "cos": signals.citation, "cited_for": signals.cited_for,

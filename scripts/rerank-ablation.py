@@ -4,12 +4,15 @@
 fused prefetch, the whole pipeline (rerank stage, K_r 20), and the pipeline
 without each signal of the rerank stage (cross-encoder, citation cosine,
 cited-for). Cells are R@10 / MRR (MRR over the top 100), as `citewise eval`
-reports them.
+reports them, counted by paper: a result that is any record of a cited
+paper's work (`cited_works`) finds it.
 
 It replays `pipeline::fusion::fuse` and `pipeline::rerank::combine` with the
 default `Fusion`, and checks itself: it says how many contexts its fused top
-K_r differs from the one the recommender computed (a few ties at most; more
-means the defaults below no longer match the code).
+K_r differs from the one the recommender computed (ties, and the works the
+recommender shows once where the replay, record by record, lists twice; a
+jump means the defaults below no longer match the code). The fused prefetch
+row is the recommender's own fused top 30, one entry per work.
 
 usage: scripts/rerank-ablation.py FEATURES.jsonl [FEATURES.jsonl ...]
 """
@@ -93,11 +96,18 @@ def rerank(row, fused, rerank_on=True, citation_on=True, cited_for_on=True):
     return head + [p for p in fused if p not in seen]
 
 
-def scores(ranked, cited):
-    ranked = ranked[:100]
-    relevant = set(cited)
-    recall = len([p for p in ranked[:10] if p in relevant]) / len(relevant)
-    rr = next((1.0 / (i + 1) for i, p in enumerate(ranked) if p in relevant), 0.0)
+def scores(ranked, row):
+    """R@10 and reciprocal rank, counted by paper as `citewise eval` counts:
+    a result that is any record of a cited paper's work finds it, once."""
+    works = row.get("cited_works") or [[c] for c in row["cited"]]
+    found, hits = set(), []
+    for p in ranked[:100]:
+        w = next((i for i, records in enumerate(works) if p in records), None)
+        hits.append(w is not None and w not in found)
+        if w is not None:
+            found.add(w)
+    recall = sum(hits[:10]) / len(works)
+    rr = next((1.0 / (i + 1) for i, h in enumerate(hits) if h), 0.0)
     return recall, rr
 
 
@@ -107,7 +117,9 @@ def table(path):
     differing = sum(f[:RERANK_DEPTH] != r["top"][:RERANK_DEPTH] for r, f in zip(rows, fused))
     variants = [(name + " alone", lambda r, f, name=name: r["channels"].get(name, {}).get("ranked", [])) for name in CHANNELS]
     variants += [
-        ("fused prefetch", lambda r, f: f),
+        # The recommender's fused list, one entry per work (its top 30), then
+        # the replay's.
+        ("fused prefetch", lambda r, f: r["top"] + [p for p in f if p not in set(r["top"])]),
         ("**whole pipeline**", lambda r, f: rerank(r, f)),
         ("without the cross-encoder", lambda r, f: rerank(r, f, rerank_on=False)),
         ("without the citation cosine", lambda r, f: rerank(r, f, citation_on=False)),
@@ -117,14 +129,14 @@ def table(path):
     for name, ranker in variants:
         acc = defaultdict(lambda: [0.0, 0.0, 0])
         for r, f in zip(rows, fused):
-            recall, rr = scores(ranker(r, f), r["cited"])
+            recall, rr = scores(ranker(r, f), r)
             for key in ("all", r["source"]):
                 acc[key][0] += recall
                 acc[key][1] += rr
                 acc[key][2] += 1
         results.append((name, acc))
     sources = sorted(results[0][1], key=lambda s: -results[0][1][s][2])
-    print(f"{path}: {len(rows)} contexts; fused top {RERANK_DEPTH} differs from the recommender's in {differing}")
+    print(f"{path}: {len(rows)} contexts; fused top {RERANK_DEPTH} differs from the recommender's in {differing} (each record replayed apart: a work held twice among the candidates counts as differing)")
     print("| stage | " + " | ".join(f"{s} ({results[0][1][s][2]})" for s in sources) + " |")
     print("|---" * (len(sources) + 1) + "|")
     for name, acc in results:

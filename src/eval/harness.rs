@@ -12,7 +12,7 @@ use crate::corpus::benchmark::{load_contexts, CitationContext};
 use crate::error::{Error, Result};
 use crate::evidence::link::Linker;
 use crate::library::Library;
-use crate::pipeline::{Query, Recommender};
+use crate::pipeline::{same_work, Query, Recommender};
 
 /// The split the evidence database of an evaluation is built from.
 pub const TRAIN_SPLIT: &str = "train";
@@ -260,6 +260,8 @@ pub fn evaluate_at(
     let evidence = rec.library().evidence();
     let count_evidence = evidence.num_spans() > 0;
     let mut queries = EvalQueries::new(rec.library(), global, depth, as_of);
+    // Every record of each cited paper's work, looked up once.
+    let mut cited_records: HashMap<String, Vec<String>> = HashMap::new();
     let (mut shown, mut with_evidence) = (0usize, 0usize);
     let (mut with_title, mut with_abstract) = (0usize, 0usize);
     for (i, c) in contexts.iter().enumerate() {
@@ -296,7 +298,13 @@ pub fn evaluate_at(
             }
         }
         let relevant: HashSet<String> = c.cited.iter().cloned().collect();
-        let s = score(&by_work(&ranked, &relevant), &relevant);
+        for id in &c.cited {
+            if !cited_records.contains_key(id) {
+                cited_records.insert(id.clone(), same_work::records_of(rec.library().papers(), id)?);
+            }
+        }
+        let works: Vec<&Vec<String>> = c.cited.iter().map(|id| &cited_records[id]).collect();
+        let s = score(&by_work(&ranked, &works), &relevant);
         per_source.entry(c.source.clone()).or_default().add(&s);
         all.add(&s);
         let s = score(&ranked.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), &relevant);
@@ -338,16 +346,25 @@ fn source_results(per_source: BTreeMap<String, Mean>, all: Mean) -> Vec<SourceRe
     sources
 }
 
-/// The ranked ids as the cited papers are counted: a result that is another
-/// record of a cited paper (the same work imported twice, folded into one
-/// entry by the pipeline) stands for the cited record. The pipeline shows
-/// each work once, so no paper counts twice.
-fn by_work(ranked: &[(String, Vec<String>)], relevant: &HashSet<String>) -> Vec<String> {
+/// The ranked ids as the cited papers are counted: a result that is a
+/// record of a cited paper's work (`works`: each cited paper's records, its
+/// own id first), or holds one folded into it, stands for that cited paper,
+/// at its first place only; a later record of it counts for nothing (an
+/// empty id). The pipeline shows each work once, so that should not happen.
+fn by_work(ranked: &[(String, Vec<String>)], works: &[&Vec<String>]) -> Vec<String> {
+    let mut found = vec![false; works.len()];
     ranked
         .iter()
-        .map(|(id, others)| match others.iter().find(|o| relevant.contains(*o)) {
-            Some(cited) if !relevant.contains(id) => cited.clone(),
-            _ => id.clone(),
+        .map(|(id, others)| {
+            let hit = works.iter().position(|w| std::iter::once(id).chain(others).any(|r| w.contains(r)));
+            match hit {
+                Some(i) if !found[i] => {
+                    found[i] = true;
+                    works[i][0].clone()
+                }
+                Some(_) => String::new(),
+                None => id.clone(),
+            }
         })
         .collect()
 }
@@ -355,4 +372,27 @@ fn by_work(ranked: &[(String, Vec<String>)], relevant: &HashSet<String>) -> Vec<
 fn latency_of(ms: &[f64]) -> Latency {
     let mean = ms.iter().sum::<f64>() / ms.len().max(1) as f64;
     Latency { p50_ms: quantile(ms, 0.5), p95_ms: quantile(ms, 0.95), mean_ms: mean }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_work;
+
+    fn ranked(rows: &[(&str, &[&str])]) -> Vec<(String, Vec<String>)> {
+        rows.iter().map(|(id, others)| (id.to_string(), others.iter().map(|o| o.to_string()).collect())).collect()
+    }
+
+    #[test]
+    fn a_result_counts_as_the_cited_paper_when_it_is_any_record_of_its_work_once() {
+        // The context cites the bare record; the library also holds the full one.
+        let church = vec!["aclarc:36a0398dfc65".to_string(), "acl:A88-1019".to_string()];
+        let other = vec!["acl:Z".to_string()];
+        let works = [&church, &other];
+        // The full record alone was found: the bare one was in no channel's list.
+        let ids = by_work(&ranked(&[("acl:X", &[]), ("acl:A88-1019", &[]), ("acl:Y", &[])]), &works);
+        assert_eq!(ids, ["acl:X", "aclarc:36a0398dfc65", "acl:Y"]);
+        // Folded into another entry, and a second entry of the same work counts no more.
+        let ids = by_work(&ranked(&[("acl:A88-1019", &["aclarc:36a0398dfc65"]), ("aclarc:36a0398dfc65", &[]), ("acl:Z", &[])]), &works);
+        assert_eq!(ids, ["aclarc:36a0398dfc65", "", "acl:Z"]);
+    }
 }

@@ -58,6 +58,25 @@ pub fn collapse(candidates: &mut Vec<Candidate>, papers: &PaperIndex, want: usiz
     Ok(())
 }
 
+/// Every record of paper `id`'s work that the library holds, `id` first,
+/// by the rule [`collapse`] folds them by: what counts as finding that
+/// paper when it is looked for (an evaluation's cited paper).
+pub fn records_of(papers: &PaperIndex, id: &str) -> Result<Vec<String>> {
+    let mut out = vec![id.to_string()];
+    let Some(p) = papers.paper_by_id(id)? else { return Ok(out) };
+    let title = letters_and_digits(&p.title);
+    if title.chars().count() < MIN_TITLE_CHARS {
+        return Ok(out);
+    }
+    for o in papers.title_candidates(&p.title, 10)? {
+        if o.id != p.id && letters_and_digits(&o.title) == title && one_work(Some(&p), Some(&o)) {
+            out.push(o.id);
+        }
+    }
+    out[1..].sort();
+    Ok(out)
+}
+
 fn letters_and_digits(title: &str) -> String {
     title.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
 }
@@ -175,6 +194,20 @@ mod tests {
         // The bare record has no year: it joins the first work its title matches.
         assert_eq!(c[0].same_work, ["aclarc:36a0398dfc65"]);
         assert!(c[1].same_work.is_empty());
+    }
+
+    #[test]
+    fn the_records_of_a_work_are_those_collapse_folds_into_it() {
+        let (_dir, index) = index(&church());
+        assert_eq!(
+            records_of(&index, "aclarc:36a0398dfc65").unwrap(),
+            ["aclarc:36a0398dfc65", "acl:A88-1019", "acl:P99-1"],
+            "no year: either dated record"
+        );
+        assert_eq!(records_of(&index, "acl:A88-1019").unwrap(), ["acl:A88-1019", "aclarc:36a0398dfc65"], "not the paper of 1999");
+        assert_eq!(records_of(&index, "acm:1").unwrap(), ["acm:1"], "two DOIs are two works");
+        assert_eq!(records_of(&index, "acl:X").unwrap(), ["acl:X"], "a short title stays alone");
+        assert_eq!(records_of(&index, "missing:1").unwrap(), ["missing:1"]);
     }
 
     #[test]
