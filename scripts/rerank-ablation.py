@@ -3,7 +3,8 @@
 `examples/rerank_features.rs` wrote for a split: every channel alone, the
 fused prefetch, the whole pipeline (rerank stage, K_r 20), and the pipeline
 without each signal of the rerank stage (cross-encoder, citation cosine,
-cited-for). Cells are R@10 / MRR (MRR over the top 100), as `citewise eval`
+cited-for) and without its agreement guard (two channels that put the fused
+first paper first keep it first). Cells are R@10 / MRR (MRR over the top 100), as `citewise eval`
 reports them, counted by paper: a result that is any record of a cited
 paper's work (`cited_works`) finds it.
 
@@ -29,6 +30,8 @@ CITATION_WEIGHT, CITATION_WITHOUT_EVIDENCE, STAND_IN = 0.75, 1.0, 0.5
 RERANK_WEIGHT, RERANK_LO, RERANK_HI = 0.5, 0.5, 0.8
 RERANK_CITATION_WEIGHT = 0.25
 CITED_FOR_WEIGHT = 0.25
+# `rerank::AGREEMENT_KEEPS_FIRST`.
+AGREEMENT_KEEPS_FIRST = 2
 # `rerank::CPU_RERANK_DEPTH`.
 RERANK_DEPTH = 20
 CHANNELS = ["bm25", "evidence", "citation", "hatten"]
@@ -72,7 +75,7 @@ def ranks(values):
     return out
 
 
-def rerank(row, fused, rerank_on=True, citation_on=True, cited_for_on=True):
+def rerank(row, fused, rerank_on=True, citation_on=True, cited_for_on=True, agreement_on=True):
     top = row["top"][:RERANK_DEPTH]
     n = len(top)
     k = RRF_K
@@ -91,6 +94,9 @@ def rerank(row, fused, rerank_on=True, citation_on=True, cited_for_on=True):
         for j, r in enumerate(ranks([cited_for[i] for i in have])):
             score[have[j]] += w / (k + r)
     order = sorted(range(n), key=lambda i: (-score[i], i))
+    firsts = [out["ranked"][0] for out in row["channels"].values() if out["ranked"]]
+    if agreement_on and n and firsts.count(top[0]) >= AGREEMENT_KEEPS_FIRST:
+        order = [0] + [i for i in order if i != 0]
     head = [top[i] for i in order]
     seen = set(head)
     return head + [p for p in fused if p not in seen]
@@ -124,6 +130,7 @@ def table(path):
         ("without the cross-encoder", lambda r, f: rerank(r, f, rerank_on=False)),
         ("without the citation cosine", lambda r, f: rerank(r, f, citation_on=False)),
         ("without cited-for", lambda r, f: rerank(r, f, cited_for_on=False)),
+        ("without the agreement guard", lambda r, f: rerank(r, f, agreement_on=False)),
     ]
     results = []
     for name, ranker in variants:

