@@ -79,6 +79,12 @@ impl Candidate {
             same_work: Vec::new(),
         }
     }
+
+    /// Every record of this entry's work: its own id, then those folded
+    /// into it.
+    pub fn records(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.id.as_str()).chain(self.same_work.iter().map(String::as_str))
+    }
 }
 
 /// The answer to a query.

@@ -143,8 +143,7 @@ impl RerankStage {
         let texts: Vec<(&str, &str)> =
             candidates.iter().map(|c| c.paper.as_ref().map_or(("", ""), |p| (p.title.as_str(), p.abstract_text.as_str()))).collect();
         let ids: Vec<&str> = candidates.iter().map(|c| c.id.as_str()).collect();
-        let works: Vec<Vec<&str>> =
-            candidates.iter().map(|c| std::iter::once(c.id.as_str()).chain(c.same_work.iter().map(String::as_str)).collect()).collect();
+        let works: Vec<Vec<&str>> = candidates.iter().map(|c| c.records().collect()).collect();
         let papers: Vec<PaperText> =
             ids.iter().zip(&texts).map(|(id, (title, abstract_text))| PaperText { id, title, abstract_text }).collect();
         let stored = self.stored.as_deref();
