@@ -4,8 +4,10 @@
 //! (default fusion), and the stage's three signals for each of them — the
 //! cross-encoder's score, the citation encoder's cosine, the best cosine of
 //! a span citing the paper — and how well the reranker's field covers the
-//! query; and every record of each cited paper's work, as `eval` counts
-//! them. Queries are made as `eval` makes them (as of the citing year).
+//! query; every record of each cited paper's work, as `eval` counts
+//! them; and the papers of the fused top that the passage already cites
+//! (`already_cited`; the top is written as fused, before the recommender
+//! moves them last, so that the analysis can replay it with and without). Queries are made as `eval` makes them (as of the citing year).
 //!
 //! cargo run --release --example rerank_features -- BENCH POOL SPLIT OUT.jsonl [N] [DEPTH]
 //!
@@ -17,6 +19,7 @@ use std::sync::Arc;
 
 use citewise::eval::harness::{load_split, sample, AsOf, EvalQueries, EVAL_DEPTH};
 use citewise::library::Library;
+use citewise::pipeline::already_cited::AlreadyCited;
 use citewise::pipeline::fusion::fuse;
 use citewise::pipeline::same_work;
 use citewise::pipeline::{Models, Recommender};
@@ -46,6 +49,9 @@ fn main() -> anyhow::Result<()> {
         let mut top = fuse(&lists, &rec.fusion());
         same_work::collapse(&mut top, lib.papers(), depth)?;
         let signals = stage.score(&lib, &q, &top, true, true)?;
+        let named = AlreadyCited::in_text(&q.context);
+        let already_cited: Vec<&str> =
+            top.iter().filter(|t| t.paper.as_ref().is_some_and(|p| named.names(p))).map(|t| t.id.as_str()).collect();
         let coverage = stage.reranker().field.as_ref().map_or(1.0, |f| f.coverage_in(lib.papers(), &q.full_text()));
         let channels: serde_json::Map<String, serde_json::Value> = lists
             .iter()
@@ -59,7 +65,7 @@ fn main() -> anyhow::Result<()> {
         let line = serde_json::json!({
             "id": c.id, "source": c.source, "cited": c.cited, "cited_works": cited_works, "year": q.written_in,
             "channels": channels, "coverage": coverage,
-            "top": top.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(),
+            "top": top.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), "already_cited": already_cited,
             "ce": signals.rerank, "cos": signals.citation, "cited_for": signals.cited_for,
         });
         writeln!(out, "{line}")?;

@@ -3,8 +3,10 @@
 `examples/rerank_features.rs` wrote for a split: every channel alone, the
 fused prefetch, the whole pipeline (rerank stage, K_r 20), and the pipeline
 without each signal of the rerank stage (cross-encoder, citation cosine,
-cited-for) and without its agreement guard (two channels that put the fused
-first paper first keep it first). Cells are R@10 / MRR (MRR over the top 100), as `citewise eval`
+cited-for), without its agreement guard (two channels that put the fused
+first paper first keep it first), and without moving the papers the passage
+already cites (`already_cited`: named by author and year, or by key) after
+all the others. Cells are R@10 / MRR (MRR over the top 100), as `citewise eval`
 reports them, counted by paper: a result that is any record of a cited
 paper's work (`cited_works`) finds it.
 
@@ -67,6 +69,13 @@ def fuse(row):
     return sorted(scores, key=lambda p: -scores[p])
 
 
+def cited_last(ids, row, on=True):
+    """`already_cited.move_last`: the papers the passage names after the
+    others, each part in its order."""
+    named = set(row.get("already_cited") or []) if on else set()
+    return [p for p in ids if p not in named] + [p for p in ids if p in named]
+
+
 def ranks(values):
     order = sorted(range(len(values)), key=lambda i: -values[i])
     out = [0] * len(values)
@@ -75,7 +84,16 @@ def ranks(values):
     return out
 
 
-def rerank(row, fused, rerank_on=True, citation_on=True, cited_for_on=True, agreement_on=True):
+def rerank(row, fused, rerank_on=True, citation_on=True, cited_for_on=True, agreement_on=True, cited_last_on=True):
+    # The stage reorders the top K_r of the fused list once the papers the
+    # passage already cites are moved last; its signals follow their papers.
+    named = set(row.get("already_cited") or []) if cited_last_on else set()
+    order = sorted(range(len(row["top"])), key=lambda i: row["top"][i] in named)
+    row = dict(row, top=[row["top"][i] for i in order])
+    for key in ("ce", "cos", "cited_for"):
+        if row[key]:
+            row[key] = [row[key][i] for i in order]
+    fused = cited_last(fused, row, cited_last_on)
     top = row["top"][:RERANK_DEPTH]
     n = len(top)
     k = RRF_K
@@ -99,7 +117,7 @@ def rerank(row, fused, rerank_on=True, citation_on=True, cited_for_on=True, agre
         order = [0] + [i for i in order if i != 0]
     head = [top[i] for i in order]
     seen = set(head)
-    return head + [p for p in fused if p not in seen]
+    return cited_last(head + [p for p in fused if p not in seen], row, cited_last_on)
 
 
 def scores(ranked, row):
@@ -125,12 +143,13 @@ def table(path):
     variants += [
         # The recommender's fused list, one entry per work (its top 30), then
         # the replay's.
-        ("fused prefetch", lambda r, f: r["top"] + [p for p in f if p not in set(r["top"])]),
+        ("fused prefetch", lambda r, f: cited_last(r["top"] + [p for p in f if p not in set(r["top"])], r)),
         ("**whole pipeline**", lambda r, f: rerank(r, f)),
         ("without the cross-encoder", lambda r, f: rerank(r, f, rerank_on=False)),
         ("without the citation cosine", lambda r, f: rerank(r, f, citation_on=False)),
         ("without cited-for", lambda r, f: rerank(r, f, cited_for_on=False)),
         ("without the agreement guard", lambda r, f: rerank(r, f, agreement_on=False)),
+        ("without moving already-cited papers last", lambda r, f: rerank(r, f, cited_last_on=False)),
     ]
     results = []
     for name, ranker in variants:

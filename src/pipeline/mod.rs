@@ -1,6 +1,8 @@
-//! Pipeline: query → channels → fusion → rerank stage → ranked, explained
+//! Pipeline: query → channels → fusion (one entry per work, papers the
+//! passage already cites last) → rerank stage → ranked, explained
 //! candidates, over the models of a [`Models`] value.
 
+pub mod already_cited;
 pub mod answer;
 pub mod background;
 pub mod channel;

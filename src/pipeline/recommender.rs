@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::already_cited::AlreadyCited;
 use super::answer::{Candidate, Recommendations};
 use super::channel::{Bm25Channel, Channel, ChannelId, ChannelOutput};
 use super::citation_channel::{open_citation_vectors, CitationChannel};
@@ -287,6 +288,7 @@ impl Recommender {
         let rerank = self.rerank.as_ref().filter(|r| r.depth() > 0);
         let depth = self.settings.prefetch.max(query.k);
         let mut years = HashMap::new();
+        let already_cited = AlreadyCited::in_text(&query.context);
         for (i, ch) in self.channels.iter().enumerate() {
             let t = Instant::now();
             let output = self.retrieve_citable(ch.as_ref(), &query, depth, &mut years)?;
@@ -304,6 +306,7 @@ impl Recommender {
             // Reranking may lift any of the top K_r into the top k; each
             // of them is a work of its own.
             same_work::collapse(&mut candidates, self.library.papers(), rerank.map_or(query.k, |r| query.k.max(r.depth())))?;
+            already_cited.move_last(&mut candidates);
             stage_timings.push(("fuse".into(), t.elapsed()));
             if sink.with_records() {
                 let t = Instant::now();
@@ -554,6 +557,42 @@ mod tests {
         let listed: Vec<&str> = lists[0].1.ranked.iter().map(|(id, _)| id.as_str()).collect();
         let fused: Vec<&str> = then.iter().map(|(id, _)| id.as_str()).collect();
         assert_eq!(listed, fused, "the channel lists offline analysis reads are the ones the run fuses");
+    }
+
+    #[test]
+    fn a_paper_the_passage_names_comes_after_every_other_candidate() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = Library::open_or_create(dir.path()).unwrap();
+        let mut w = lib.papers().writer().unwrap();
+        let papers = [
+            ("acl:J97-3002", "Dekai Wu", 1997, "Stochastic inversion transduction grammars and bilingual parsing of parallel corpora"),
+            ("acl:P05-1059", "Hao Zhang", 2005, "Stochastic lexicalized inversion transduction grammar for alignment"),
+            ("acl:N06-1033", "Hao Zhang", 2006, "Synchronous binarization of transduction grammars for machine translation"),
+        ];
+        for (id, author, year, title) in papers {
+            let p = crate::corpus::Paper {
+                id: id.into(),
+                title: title.into(),
+                authors: vec![author.into()],
+                year: Some(year),
+                ..Default::default()
+            };
+            w.upsert(&p).unwrap();
+        }
+        w.finish().unwrap();
+        lib.papers().reload().unwrap();
+        let rec = Recommender::with_stages(Arc::new(lib), &Models::none(), &["bm25"]).unwrap();
+        let ranked = |text: &str| {
+            rec.recommend_ids(&Query::new(text).with_k(3)).unwrap().candidates.into_iter().map(|c| (c.id, c.fused_rank)).collect::<Vec<_>>()
+        };
+        let plain = ranked("stochastic inversion transduction grammars for the bilingual parsing of parallel corpora [CIT]");
+        assert_eq!(plain[0].0, "acl:J97-3002", "Wu's title shares most words with the passage: {plain:?}");
+        let named = ranked(
+            "Wu (1997) and [CIT] introduced stochastic inversion transduction grammars for the bilingual parsing of parallel corpora",
+        );
+        assert_eq!(named.len(), 3, "{named:?}");
+        assert_eq!(named[2], ("acl:J97-3002".to_string(), 3), "the passage cites Wu (1997) already: {named:?}");
+        assert_eq!(named[0].1, 1);
     }
 
     #[test]
