@@ -7,7 +7,8 @@
 //! query; every record of each cited paper's work, as `eval` counts
 //! them; and the papers of the fused top that the passage already cites
 //! (`already_cited`; the top is written as fused, before the recommender
-//! moves them last, so that the analysis can replay it with and without). Queries are made as `eval` makes them (as of the citing year).
+//! moves them last, so that the analysis can replay it with and without).
+//! Queries are made as `eval` makes them (as of the citing year).
 //!
 //! cargo run --release --example rerank_features -- BENCH POOL SPLIT OUT.jsonl [N] [DEPTH]
 //!

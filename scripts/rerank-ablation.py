@@ -4,7 +4,7 @@
 fused prefetch, the whole pipeline (rerank stage, K_r 20), and the pipeline
 without each signal of the rerank stage (cross-encoder, citation cosine,
 cited-for), without its agreement guard (two channels that put the fused
-first paper first keep it first), and without moving the papers the passage
+first paper first keep it first; one, out of the reranker's field), and without moving the papers the passage
 already cites (`already_cited`: named by author and year, or by key) after
 all the others. Cells are R@10 / MRR (MRR over the top 100), as `citewise eval`
 reports them, counted by paper: a result that is any record of a cited
@@ -32,8 +32,10 @@ CITATION_WEIGHT, CITATION_WITHOUT_EVIDENCE, STAND_IN = 0.75, 1.0, 0.5
 RERANK_WEIGHT, RERANK_LO, RERANK_HI = 0.5, 0.5, 0.8
 RERANK_CITATION_WEIGHT = 0.25
 CITED_FOR_WEIGHT = 0.25
-# `rerank::AGREEMENT_KEEPS_FIRST`.
+# `rerank::AGREEMENT_KEEPS_FIRST`, and `AGREEMENT_OUT_OF_FIELD` when the
+# reranker's field gate is not fully open.
 AGREEMENT_KEEPS_FIRST = 2
+AGREEMENT_OUT_OF_FIELD = 1
 # `rerank::CPU_RERANK_DEPTH`.
 RERANK_DEPTH = 20
 CHANNELS = ["bm25", "evidence", "citation", "hatten"]
@@ -113,7 +115,8 @@ def rerank(row, fused, rerank_on=True, citation_on=True, cited_for_on=True, agre
             score[have[j]] += w / (k + r)
     order = sorted(range(n), key=lambda i: (-score[i], i))
     firsts = [out["ranked"][0] for out in row["channels"].values() if out["ranked"]]
-    if agreement_on and n and firsts.count(top[0]) >= AGREEMENT_KEEPS_FIRST:
+    agreement = AGREEMENT_OUT_OF_FIELD if gate(row["coverage"], RERANK_LO, RERANK_HI) < 1.0 else AGREEMENT_KEEPS_FIRST
+    if agreement_on and n and firsts.count(top[0]) >= agreement:
         order = [0] + [i for i in order if i != 0]
     head = [top[i] for i in order]
     seen = set(head)

@@ -262,6 +262,10 @@ mod tests {
         assert_eq!(crate::pipeline::rerank::Weights::of(&f, 1.0, 0.4).rerank, 0.0);
         let open = f.with_overrides("rerank_field_lo=0,rerank_field_hi=0").unwrap();
         assert_eq!(crate::pipeline::rerank::Weights::of(&open, 1.0, 0.01).rerank, open.rerank_weight);
+        use crate::pipeline::rerank::{Weights, AGREEMENT_KEEPS_FIRST, AGREEMENT_OUT_OF_FIELD};
+        assert_eq!(Weights::of(&f, 1.0, 0.9).agreement, AGREEMENT_KEEPS_FIRST, "in the field two channels hold the first paper");
+        assert_eq!(Weights::of(&f, 1.0, 0.7).agreement, AGREEMENT_OUT_OF_FIELD, "the gate half open: one channel holds it");
+        assert_eq!(Weights::of(&open, 1.0, 0.01).agreement, AGREEMENT_KEEPS_FIRST, "a gate always open is always in the field");
     }
 
     #[test]
