@@ -268,25 +268,20 @@ mod tests {
     const EVEN: Weights = Weights { rrf_k: 5.0, rerank: 0.5, citation: 0.25, cited_for: 0.5, agreement: AGREEMENT_KEEPS_FIRST };
 
     #[test]
-    fn the_fused_first_paper_stays_first_when_two_channels_put_it_first() {
+    fn the_fused_first_paper_stays_first_when_two_channels_or_out_of_field_one_put_it_first() {
         use crate::pipeline::{ChannelId, ChannelScore};
         let signals = Signals { rerank: vec![0.1, 0.5, 0.9], citation: None, cited_for: vec![None; 3] };
-        let first_of = |channels: &[ChannelId]| {
+        let first_of = |channels: &[ChannelId], agreement: usize| {
             let mut top = fused(&["a", "b", "c"]);
             top[0].channels = channels.iter().map(|&channel| ChannelScore { channel, rank: 1, score: 1.0 }).collect();
-            combine(&mut top, &mut [], &signals, Weights { rerank: 10.0, ..EVEN });
+            combine(&mut top, &mut [], &signals, Weights { rerank: 10.0, agreement, ..EVEN });
             ids(&top).join("")
         };
-        assert_eq!(first_of(&[ChannelId::Bm25, ChannelId::Citation]), "acb", "two channels agree: the signals reorder the rest");
-        assert_eq!(first_of(&[ChannelId::Bm25]), "cba", "one channel alone does not hold it");
-        let out_of_field = |channels: &[ChannelId]| {
-            let mut top = fused(&["a", "b", "c"]);
-            top[0].channels = channels.iter().map(|&channel| ChannelScore { channel, rank: 1, score: 1.0 }).collect();
-            combine(&mut top, &mut [], &signals, Weights { rerank: 10.0, agreement: AGREEMENT_OUT_OF_FIELD, ..EVEN });
-            ids(&top).join("")
-        };
-        assert_eq!(out_of_field(&[ChannelId::Bm25]), "acb", "out of the reranker's field one channel holds it");
-        assert_eq!(out_of_field(&[]), "cba", "a first paper no channel put first is not held");
+        let both = [ChannelId::Bm25, ChannelId::Citation];
+        assert_eq!(first_of(&both, AGREEMENT_KEEPS_FIRST), "acb", "two channels agree: the signals reorder the rest");
+        assert_eq!(first_of(&[ChannelId::Bm25], AGREEMENT_KEEPS_FIRST), "cba", "one channel alone does not hold it");
+        assert_eq!(first_of(&[ChannelId::Bm25], AGREEMENT_OUT_OF_FIELD), "acb", "out of the reranker's field one channel holds it");
+        assert_eq!(first_of(&[], AGREEMENT_OUT_OF_FIELD), "cba", "a first paper no channel put first is not held");
     }
 
     #[test]
