@@ -124,7 +124,7 @@ mod tests {
     fn author_year_names_in_real_contexts_name_their_papers_and_no_other() {
         let itg = AlreadyCited::in_text(ITG);
         assert!(itg.names(&paper("acl:J97-3002", "Dekai Wu", 1997, "")), "{itg:?}");
-        assert!(!itg.names(&paper("acl:P05-1059", "Hao Zhang", 2005, "")), "the paper [CIT] stands for is not named");
+        assert!(!itg.names(&paper("acl:P05-1059", "Hao Zhang", 2005, "")), "a paper the passage does not name");
         assert!(!itg.names(&paper("acl:W95-0106", "Dekai Wu", 1995, "")), "Wu's other years are not named");
 
         let web = AlreadyCited::in_text(WEB);
