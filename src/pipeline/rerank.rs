@@ -84,12 +84,13 @@ impl Weights {
     /// `evidence_confidence` and whose words the reranker's training field
     /// covers by `field_coverage`.
     pub fn of(fusion: &Fusion, evidence_confidence: f32, field_coverage: f32) -> Weights {
+        let in_field = fusion.rerank_gate().weight(field_coverage);
         Weights {
             rrf_k: fusion.rrf_k,
-            rerank: fusion.rerank_weight * fusion.rerank_gate().weight(field_coverage),
+            rerank: fusion.rerank_weight * in_field,
             citation: fusion.rerank_citation_weight,
             cited_for: fusion.cited_for_weight_at(evidence_confidence),
-            agreement: if fusion.rerank_gate().weight(field_coverage) < 1.0 { AGREEMENT_OUT_OF_FIELD } else { AGREEMENT_KEEPS_FIRST },
+            agreement: if in_field < 1.0 { AGREEMENT_OUT_OF_FIELD } else { AGREEMENT_KEEPS_FIRST },
         }
     }
 }
