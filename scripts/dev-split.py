@@ -11,7 +11,13 @@ With `--hold-out SOURCE`, `val` is instead every non-test context of SOURCE
 source's citing sentences, as with a new field or library) plus three in ten
 of the benchmark's other `val` contexts (seeded); the rest of `train` stays.
 
-usage: scripts/dev-split.py BENCH_DIR OUT_DIR [--hold-out SOURCE]
+With `--hold-out SOURCE --for-training`, SOURCE's contexts are left out
+altogether (the other contexts are the same as with `--hold-out`): a model
+trained on OUT (`citewise train hatten --bench OUT`) has seen none of them,
+not even to choose its best epoch on `val`, so `citewise eval` on the
+`--hold-out` directory checks it on a field it was never fitted to.
+
+usage: scripts/dev-split.py BENCH_DIR OUT_DIR [--hold-out SOURCE [--for-training]]
 """
 import gzip
 import hashlib
@@ -22,7 +28,7 @@ import sys
 from collections import Counter
 
 
-def main(bench, out, hold_out=None):
+def main(bench, out, hold_out=None, for_training=False):
     os.makedirs(out, exist_ok=True)
     papers = os.path.join(out, "papers.jsonl.gz")
     if not os.path.exists(papers):
@@ -36,6 +42,8 @@ def main(bench, out, hold_out=None):
                 continue
             if hold_out is not None:
                 if row["source"] == hold_out:
+                    if for_training:
+                        continue
                     row["split"] = "val"
                 elif row["split"] == "val" and rng.random() >= 0.3:
                     continue
@@ -57,8 +65,8 @@ def main(bench, out, hold_out=None):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    if len(args) == 4 and args[2] == "--hold-out":
-        main(args[0], args[1], args[3])
+    if len(args) in (4, 5) and args[2] == "--hold-out" and args[4:] in ([], ["--for-training"]):
+        main(args[0], args[1], args[3], for_training=len(args) == 5)
     elif len(args) == 2:
         main(args[0], args[1])
     else:
