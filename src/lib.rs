@@ -6,7 +6,9 @@
 //! `pipeline` (query → channels → fusion, worker) →
 //! `eval` (metrics, harness), `export` (BibTeX, citations) → `tui` (the
 //! editor) → `cli` (the `citewise` command). `ranking` (Recall@K, reciprocal
-//! rank) and `util` sit below every layer and serve them all.
+//! rank), `util`, `limits` (the budgets of every reader of untrusted input)
+//! and `project` (the one rule for the paths a document names) sit below
+//! every layer and serve them all.
 
 pub mod cli;
 pub mod corpus;
@@ -17,9 +19,11 @@ pub mod evidence;
 pub mod export;
 pub mod index;
 pub mod library;
+pub mod limits;
 pub mod lsp;
 pub mod neural;
 pub mod pipeline;
+pub mod project;
 pub mod ranking;
 pub mod tui;
 pub mod util;

@@ -96,6 +96,30 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     replace_with(&tmp, &target)
 }
 
+/// The library directory used when none is named (the platform data
+/// directory, e.g. `~/.local/share/citewise/library`).
+pub fn default_library_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "citewise").map(|d| d.data_dir().join("library"))
+}
+
+/// A `citewise` command line that acts on the library in `library`, as a
+/// user can paste it: `--library DIR` unless it is the default library.
+pub fn citewise_command(library: &Path, args: &str) -> String {
+    if default_library_dir().as_deref() == Some(library) {
+        return format!("citewise {args}");
+    }
+    format!("citewise --library {} {args}", shell_quoted(&library.display().to_string()))
+}
+
+/// `s` as one shell word (quoted when it needs to be).
+pub fn shell_quoted(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:,=@%".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// FNV-1a 64-bit hash: a stable content fingerprint (not cryptographic).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

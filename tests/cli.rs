@@ -70,7 +70,7 @@ fn empty_query_and_missing_library_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let o = citewise(&dir.path().join("none"), &["recommend", "anything"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("citewise import"), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("citewise --library {} import FILE.bib", dir.path().join("none").display())), "{}", stderr(&o));
 
     let lib = dir.path().join("lib");
     citewise(&lib, &["import", fixture("papers.jsonl").to_str().unwrap()]);

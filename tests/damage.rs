@@ -96,7 +96,10 @@ fn a_library_whose_evidence_is_gone_reads_the_sentences_again() {
     let lib = Library::open(&dir).unwrap();
     assert_eq!(lib.evidence().num_spans(), 0);
     let found = problems(&dir);
-    assert!(found.contains("lost its spans") && found.contains("citewise import --evidence"), "{found}");
+    assert!(
+        found.contains("lost its spans") && found.contains(&format!("citewise --library {} import --evidence`", dir.display())),
+        "{found}"
+    );
     let again = read(&lib);
     assert_eq!((again.files_unchanged, again.sentences), (0, 2), "{again:?}");
     assert!(again.problems.iter().any(|p| p.contains("evidence index holds 0 spans") && p.contains("read again")), "{:?}", again.problems);
@@ -150,7 +153,7 @@ fn a_truncated_index_file_is_a_plain_error_with_the_repair() {
     assert!(matches!(err, citewise::error::Error::Corrupt { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(msg.contains("the paper index") && msg.contains("is damaged (a file is truncated or changed: "), "{msg}");
-    assert!(msg.contains("citewise import --force"), "{msg}");
+    assert!(msg.contains(&format!("citewise --library {} import --force`", dir.display())), "{msg}");
     assert!(!msg.contains("tantivy"), "no raw index-library text: {msg}");
 
     let o = citewise(&dir, &["info"]);
@@ -158,7 +161,7 @@ fn a_truncated_index_file_is_a_plain_error_with_the_repair() {
     assert!(text(&o).contains("is damaged") && !text(&o).contains("Footer"), "{}", text(&o));
     let o = citewise(&dir, &["doctor"]);
     assert!(!o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("the paper index") && text(&o).contains("citewise import --force"), "{}", text(&o));
+    assert!(text(&o).contains("the paper index") && text(&o).contains("import --force`"), "{}", text(&o));
 }
 
 #[test]
@@ -186,7 +189,7 @@ fn a_damaged_evidence_index_names_the_evidence_import() {
     let store = segment_file(&dir.join("evidence"), "store");
     std::fs::OpenOptions::new().write(true).open(&store).unwrap().set_len(3).unwrap();
     let found = problems(&dir);
-    assert!(found.contains("the evidence index") && found.contains("citewise import --evidence --force"), "{found}");
+    assert!(found.contains("the evidence index") && found.contains("import --evidence --force`"), "{found}");
 }
 
 // Row K: vector stores whose data and manifest disagree.
@@ -207,10 +210,10 @@ fn truncated_vectors_are_a_plain_error_and_doctor_fails() {
     let err = VectorStore::open(&store, 4, "enc-test").err().expect("damaged");
     assert!(matches!(err, citewise::error::Error::Corrupt { .. }), "{err:?}");
     let msg = err.to_string();
-    assert!(msg.contains("vectors.f32") && msg.contains("3 rows") && msg.contains("citewise embed"), "{msg}");
+    assert!(msg.contains("vectors.f32") && msg.contains("3 rows") && msg.contains(" embed`"), "{msg}");
 
     let found = problems(&dir);
-    assert!(found.contains("citation-vectors") && found.contains("citewise embed"), "{found}");
+    assert!(found.contains("citation-vectors") && found.contains(" embed`"), "{found}");
     let o = citewise(&dir, &["doctor"]);
     assert!(!o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("3 of 10 papers encoded"), "{}", text(&o));
@@ -229,9 +232,9 @@ fn a_junk_manifest_is_damage_and_a_longer_data_file_still_resumes() {
     std::fs::write(store.join("vectors.json"), "{\"dim\": 4, \"ids\": [").unwrap();
     let err = VectorStore::open(&store, 4, "enc-test").err().expect("damaged");
     assert!(matches!(err, citewise::error::Error::Corrupt { .. }), "{err:?}");
-    assert!(err.to_string().contains("vectors.json") && err.to_string().contains("citewise embed"), "{err}");
+    assert!(err.to_string().contains("vectors.json") && err.to_string().contains(" embed`"), "{err}");
     let found = problems(&dir);
-    assert!(found.contains("vectors.json") && found.contains("citewise embed"), "{found}");
+    assert!(found.contains("vectors.json") && found.contains(" embed`"), "{found}");
 }
 
 #[test]
@@ -241,7 +244,7 @@ fn damaged_span_vectors_are_found_by_doctor() {
     store_with_rows(&store, 2);
     std::fs::write(store.join("vectors.json"), "not json").unwrap();
     let found = problems(&dir);
-    assert!(found.contains("span-vectors") && found.contains("citewise embed"), "{found}");
+    assert!(found.contains("span-vectors") && found.contains(" embed`"), "{found}");
 }
 
 /// The recommender leaves out a channel whose vectors are damaged, and says
@@ -263,7 +266,7 @@ fn a_channel_dropped_for_damaged_vectors_is_a_notice() {
     let lib = Arc::new(Library::open(&dir).unwrap());
     let rec = citewise::pipeline::Recommender::new(lib, &models);
     let r = rec.recommend(&citewise::pipeline::Query::new("BLEU scores of translation [CIT]")).unwrap();
-    assert!(r.notices.iter().any(|n| n.contains("citation channel is off") && n.contains("citewise embed")), "{:?}", r.notices);
+    assert!(r.notices.iter().any(|n| n.contains("citation channel is off") && n.contains(" embed`")), "{:?}", r.notices);
     assert!(!r.candidates.is_empty(), "the other channels still answer");
 }
 
@@ -288,4 +291,173 @@ fn doctor_passes_a_healthy_library() {
     let o = citewise(&dir, &["doctor"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("problem"), "{}", text(&o));
+}
+
+// Damage that keeps a file's size, a missing manifest, a truncated compact
+// file: found by `doctor`, each with a repair that works as printed.
+
+/// The first repair command `doctor` printed (between backticks).
+fn printed_repair(o: &Output) -> String {
+    let out = text(o);
+    let line = out.lines().find(|l| l.trim_start().starts_with("repair:")).unwrap_or_else(|| panic!("no repair printed:\n{out}"));
+    line.split('`').nth(1).unwrap_or_else(|| panic!("no command in `{line}`")).to_string()
+}
+
+/// Runs a command `doctor` printed, as a user pastes it into a shell (no
+/// CITEWISE_LIBRARY: the command must name the library itself).
+fn run_printed(command: &str) -> Output {
+    let rest = command.strip_prefix("citewise ").unwrap_or_else(|| panic!("not a citewise command: {command}"));
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("'{}' {rest}", env!("CARGO_BIN_EXE_citewise")))
+        .env_remove("CITEWISE_LIBRARY")
+        .output()
+        .unwrap()
+}
+
+/// Flips one byte in the middle of `file`, keeping its size.
+fn flip_byte(file: &Path) {
+    let mut bytes = std::fs::read(file).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x5a;
+    std::fs::write(file, bytes).unwrap();
+}
+
+#[test]
+fn damage_that_keeps_a_files_size_is_found_in_every_store() {
+    let (_d, dir) = library();
+    for (_, sub) in citewise::library::check::STORES {
+        let store = dir.join(sub);
+        store_with_rows(&store, 3);
+        assert_eq!(problems(&dir), "", "{sub}: healthy after writing");
+        flip_byte(&store.join("vectors.f32"));
+        let found = problems(&dir);
+        assert!(found.contains(sub) && found.contains("do not match their checksum"), "{sub}: {found}");
+        assert!(found.contains(&format!("citewise --library {} embed", dir.display())), "the repair names the library: {found}");
+        // A writer sees it too, so the repair computes the rows again.
+        assert!(matches!(VectorStore::open(&store, 4, "enc-test"), Err(citewise::error::Error::Corrupt { .. })), "{sub}");
+        let (s, note) = VectorStore::open_or_reset(&store, 4, "enc-test").unwrap();
+        assert!(s.is_empty() && note.is_some(), "{sub}");
+        std::fs::remove_dir_all(&store).unwrap();
+    }
+    let store = dir.join("vectors");
+    store_with_rows(&store, 3);
+    // A compact file cut short, or with a changed byte.
+    let compact = store.join("vectors.q8");
+    let len = std::fs::metadata(&compact).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&compact).unwrap().set_len(len - 3).unwrap();
+    assert!(problems(&dir).contains("vectors.q8: it holds"), "{}", problems(&dir));
+    VectorStore::open(&store, 4, "enc-test").unwrap();
+    assert_eq!(problems(&dir), "", "the next writer makes the compact rows again");
+    flip_byte(&compact);
+    assert!(problems(&dir).contains("rows 0..3 of vectors.q8 do not match their checksum"), "{}", problems(&dir));
+    VectorStore::open(&store, 4, "enc-test").unwrap();
+    assert_eq!(problems(&dir), "");
+    // The manifest deleted: the rows are no one's.
+    std::fs::remove_file(store.join("vectors.json")).unwrap();
+    assert!(problems(&dir).contains("vectors.json: it is missing, though vectors.f32 holds 48 bytes"), "{}", problems(&dir));
+    assert!(VectorStore::exists(&store), "a store without its manifest is still there (damaged)");
+    assert!(matches!(VectorStore::open_read(&store, 4, "enc-test"), Err(citewise::error::Error::Corrupt { .. })));
+}
+
+#[test]
+fn a_store_written_before_checksums_gets_them_from_its_next_writer() {
+    let (_d, dir) = library();
+    let store = dir.join("citation-vectors");
+    store_with_rows(&store, 3);
+    // The manifest as an earlier citewise wrote it: no checksums.
+    let manifest = store.join("vectors.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    m.as_object_mut().unwrap().retain(|k, _| k != "crc" && k != "crc_compact");
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let state = VectorStore::inspect(&store).unwrap().unwrap();
+    assert!(!state.verified && state.live == 3, "{state:?}");
+    assert_eq!(problems(&dir), "", "not damage");
+    let o = citewise(&dir, &["doctor"]);
+    assert!(o.status.success() && text(&o).contains("citation channel carry no checksums yet"), "{}", text(&o));
+    VectorStore::open(&store, 4, "enc-test").unwrap();
+    assert!(VectorStore::inspect(&store).unwrap().unwrap().verified);
+    flip_byte(&store.join("vectors.f32"));
+    assert!(problems(&dir).contains("do not match their checksum"));
+}
+
+#[test]
+fn a_missing_or_garbled_library_json_fails_doctor_and_its_printed_repair_mends_it() {
+    let (_d, dir) = library();
+    for damage in ["missing", "garbled"] {
+        match damage {
+            "missing" => std::fs::remove_file(dir.join("library.json")).unwrap(),
+            _ => std::fs::write(dir.join("library.json"), "{\"format\": 1}").unwrap(),
+        }
+        let o = citewise(&dir, &["doctor"]);
+        assert!(!o.status.success(), "{damage}: doctor must fail:\n{}", text(&o));
+        let repair = printed_repair(&o);
+        assert_eq!(repair, format!("citewise --library {} doctor --repair", dir.display()), "{damage}");
+        // Other commands say the same, in words.
+        let info = citewise(&dir, &["info"]);
+        assert!(!info.status.success() && text(&info).contains("doctor --repair"), "{damage}: {}", text(&info));
+        if damage == "garbled" {
+            assert!(
+                text(&info).contains("does not read as a citewise library's description (missing field `written_by`"),
+                "{}",
+                text(&info)
+            );
+        }
+        let fixed = run_printed(&repair);
+        assert!(fixed.status.success(), "{damage}: {}", text(&fixed));
+        let o = citewise(&dir, &["doctor"]);
+        assert!(o.status.success(), "{damage}: repaired:\n{}", text(&o));
+        assert!(citewise(&dir, &["info"]).status.success());
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("library.json.bak")).unwrap(), "{\"format\": 1}", "the garbled file is kept");
+    // No library yet is not damage: doctor says how to make one.
+    let empty = dir.parent().unwrap().join("nothing-here");
+    let o = citewise(&empty, &["doctor"]);
+    assert!(o.status.success() && text(&o).contains("no library at"), "{}", text(&o));
+    assert!(text(&o).contains(&format!("citewise --library {} import FILE.bib", empty.display())), "{}", text(&o));
+}
+
+/// With the models: vectors computed by `citewise embed`, then damaged in
+/// each way; `doctor` fails, the command it prints repairs, the damaged
+/// channel is a notice in the answer meanwhile.
+#[test]
+fn damaged_vectors_are_repaired_by_the_command_doctor_prints() {
+    if !common::models_or_fail("repairing vectors with citewise embed") {
+        return;
+    }
+    let (_d, dir) = library();
+    let o = citewise(&dir, &["embed"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(citewise(&dir, &["doctor"]).status.success());
+    let hatten = dir.join("vectors");
+    let citation = dir.join("citation-vectors");
+    type Damage<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let damages: [Damage; 3] = [
+        ("flipped bytes", Box::new(|| flip_byte(&citation.join("vectors.f32")))),
+        ("a deleted manifest", Box::new(|| std::fs::remove_file(hatten.join("vectors.json")).unwrap())),
+        (
+            "a truncated compact file",
+            Box::new(|| {
+                let q8 = hatten.join("vectors.q8");
+                let len = std::fs::metadata(&q8).unwrap().len();
+                std::fs::OpenOptions::new().write(true).open(&q8).unwrap().set_len(len / 2).unwrap();
+            }),
+        ),
+    ];
+    for (what, damage) in damages {
+        damage();
+        let o = citewise(&dir, &["doctor"]);
+        assert!(!o.status.success(), "{what}: doctor must fail:\n{}", text(&o));
+        if what == "a deleted manifest" {
+            let r = citewise(&dir, &["recommend", "--json", "Part-of-speech tagging with a trigram hidden Markov model [CIT]"]);
+            assert!(r.status.success(), "{}", text(&r));
+            let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+            let notices = v["notices"].to_string();
+            assert!(notices.contains("hatten channel is off") && notices.contains("vectors.json"), "{what}: {notices}");
+        }
+        let fixed = run_printed(&printed_repair(&o));
+        assert!(fixed.status.success(), "{what}: {}", text(&fixed));
+        let o = citewise(&dir, &["doctor"]);
+        assert!(o.status.success(), "{what}: repaired:\n{}", text(&o));
+    }
 }

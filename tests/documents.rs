@@ -203,6 +203,29 @@ fn a_pdf_matches_its_own_library_record() {
 }
 
 #[test]
+fn a_pdf_without_a_title_line_is_not_taken_for_a_paper_its_references_name() {
+    let (dir, lib) = library();
+    // One page, one type size: no title line. Its reference list holds a
+    // library paper's exact title; the document is not that paper.
+    let page = column(
+        72.0,
+        760.0,
+        &[
+            "Completions of a prefix are ranked with the user's history, as in [1].",
+            "We add features of the session and of the time of day to that ranker.",
+            "References",
+            "[1] M. Shokouhi. Learning to Personalize Query Auto-Completion. In SIGIR, 2013.",
+        ],
+    );
+    let file = dir.path().join("untitled.pdf");
+    std::fs::write(&file, pdf(&[page])).unwrap();
+    let s = import_all(&lib, &[file], false);
+    assert_eq!(s.kinds[&citewise::evidence::document::DocKind::Pdf].identified, 0, "{s:?}");
+    let c = &lib.citances().citing(SHOKOUHI).unwrap()[0];
+    assert!(c.citing.id.starts_with("doc:"), "named by its content, not by the paper it cites: {}", c.citing.id);
+}
+
+#[test]
 fn broken_inputs_are_one_line_each_and_the_rest_imports() {
     let (dir, lib) = library();
     let docs = dir.path().join("docs");

@@ -181,6 +181,12 @@ const TOKENS: &[&str] = &[
     "trailer",
     "%PDF-1.4\n",
     "%%EOF",
+    "../",
+    "/..",
+    "//",
+    "Content-Length: ",
+    "Content-Length: 12\r\n\r\n",
+    "\r\n\r\n",
 ];
 
 fn mutate(rng: &mut StdRng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
@@ -388,9 +394,10 @@ fn fuzz_markdown() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("refs.bib"), "@article{a, title={A Paper}}\n@article{b, title={B}}").unwrap();
     let path = dir.path().join("draft.md");
+    let project = citewise::project::Project::new(dir.path()).unwrap();
     fuzz("markdown", seeds("markdown", &[".md"], &[]), |b| {
         std::fs::write(&path, b).unwrap();
-        if let Ok((doc, _)) = citewise::evidence::markdown::read_markdown(&path) {
+        if let Ok((doc, _)) = citewise::evidence::markdown::read_markdown(&path, &project) {
             let citing = CitingPaper { id: "d".into(), title: doc.title.clone(), year: None, file: None };
             let _ = doc.citing_sentences(&citing);
         }
@@ -423,6 +430,87 @@ fn fuzz_queries() {
         let query = Query::new(context).with_global(global, "").with_k(1 + b.len() % 50);
         if let Ok(r) = rec.recommend(&query) {
             assert!(r.candidates.len() <= query.k);
+        }
+    });
+}
+
+/// The language server's frame reader: every byte stream ends in a bounded
+/// number of frames (each consumes input), none panics, and nothing is held
+/// beyond the frame budget.
+#[test]
+fn fuzz_lsp_frames() {
+    use citewise::lsp::transport::{Frame, FrameReader};
+    let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes();
+    let mut seeds = seeds("lsp-frames", &[], &[]);
+    seeds.push(
+        [
+            frame(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#),
+            frame(r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///a.tex","languageId":"latex","version":1,"text":"\\cite{"}}}"#),
+            frame(r#"{"jsonrpc":"2.0","id":2,"result":null}"#),
+        ]
+        .concat(),
+    );
+    seeds.push(b"Content-Length: -1\r\n\r\n{}Content-Length: 2\r\nContent-Type: x\r\n\r\n{}".to_vec());
+    seeds.push(b"content-length: 4000000000\r\n\r\nContent-Length: 10\r\n\r\n{\"id\":\xff}".to_vec());
+    fuzz("lsp-frames", seeds, |b| {
+        let mut reader = FrameReader::with_limit(std::io::Cursor::new(b.to_vec()), 4096);
+        let mut frames = 0;
+        while let Some(f) = reader.next_frame() {
+            frames += 1;
+            assert!(frames <= b.len() + 1, "a frame without progress");
+            if let Frame::Malformed { why, .. } = f {
+                assert!(!why.is_empty());
+            }
+        }
+    });
+}
+
+/// The path rule: whatever a document names, a path it resolves to lies
+/// inside the project, links followed.
+#[test]
+fn fuzz_project_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(root.join("chapters/deep")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.bib"), "").unwrap();
+    std::fs::write(root.join("refs.bib"), "").unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&outside, root.join("away")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.bib"), root.join("chapters/alias.bib")).unwrap();
+        std::os::unix::fs::symlink(&root, root.join("chapters/loop")).unwrap();
+    }
+    let project = citewise::project::Project::new(&root).unwrap();
+    let real_root = root.canonicalize().unwrap();
+    let mut seeds = seeds("project-paths", &[], &[]);
+    for s in [
+        "refs.bib",
+        "../refs.bib",
+        "../../outside/secret.bib",
+        "away/secret.bib",
+        "alias.bib",
+        "loop/loop/refs.bib",
+        "deep/../../refs",
+        "/etc/passwd",
+        "./././x.bib",
+        "..\\..\\x.bib",
+        "//server/share/x.bib",
+    ] {
+        seeds.push(s.as_bytes().to_vec());
+    }
+    let base = root.join("chapters");
+    fuzz("project-paths", seeds, |b| {
+        let named = String::from_utf8_lossy(b);
+        if let Ok(p) = project.resolve(&base, &named) {
+            assert!(p.starts_with(&real_root), "{named:?} resolved to {} outside {}", p.display(), real_root.display());
+            // What exists of it, links followed, is inside too.
+            let mut existing = p.as_path();
+            while !existing.exists() {
+                existing = existing.parent().expect("the root exists");
+            }
+            assert!(existing.canonicalize().unwrap().starts_with(&real_root), "{named:?} → {}", p.display());
         }
     });
 }

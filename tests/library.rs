@@ -165,5 +165,5 @@ fn libraries_of_another_format_say_how_to_rebuild() {
     let err = Library::open(d.path()).err().expect("refused").to_string();
     assert!(err.contains("format 999") && err.contains("Rebuild"), "{err}");
     let missing = Library::open(&d.path().join("nothing-here")).err().expect("refused").to_string();
-    assert!(missing.contains("citewise import"), "{missing}");
+    assert!(missing.contains(&format!("citewise --library {} import FILE.bib", d.path().join("nothing-here").display())), "{missing}");
 }

@@ -68,6 +68,12 @@ impl Client {
         self.stdin.flush().unwrap();
     }
 
+    /// Bytes as they are, framed or not.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
     fn request(&mut self, id: i64, method: &str, params: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     }
@@ -102,7 +108,13 @@ impl Client {
     }
 
     fn initialize(&mut self) {
-        let r = self.call(1, "initialize", json!({"processId": null, "rootUri": null, "capabilities": {}}));
+        self.initialize_in(None);
+    }
+
+    /// Initializes with `root` as the workspace folder.
+    fn initialize_in(&mut self, root: Option<&Path>) {
+        let root_uri = root.map_or(Value::Null, |r| json!(uri(r)));
+        let r = self.call(1, "initialize", json!({"processId": null, "rootUri": root_uri, "capabilities": {}}));
         assert_eq!(r["result"]["capabilities"]["completionProvider"]["resolveProvider"], json!(true), "{r}");
         self.notify("initialized", json!({}));
     }
@@ -313,6 +325,9 @@ fn bad_input_gets_an_error_or_nothing_and_the_server_stays_up() {
     let r = c.call(9, "textDocument/completion", json!({"textDocument": {"uri": big}, "position": end_of(&huge)}));
     assert_eq!(r["result"], Value::Null, "{r}");
     assert!(t.elapsed() < Duration::from_secs(30));
+    // ... and the user is told why.
+    let told = c.wait_for("why nothing is offered", |m| m["method"] == "window/showMessage");
+    assert!(told["params"]["message"].as_str().unwrap().starts_with("big.tex is 9.5 MiB, over the 4 MiB citewise reads"), "{told}");
     // A bibliography that cannot be written: an error, a log line, no exit.
     let ro = dir.path().join("ro");
     std::fs::create_dir(&ro).unwrap();
@@ -363,4 +378,182 @@ fn with_every_stage_the_server_encodes_the_library_in_the_background_and_uses_it
     assert!(!r["result"]["items"].as_array().unwrap_or_else(|| panic!("{r}")).is_empty(), "{r}");
     let m = c.wait_for("the request's stages", |m| log(m) && text(m).starts_with("request 2:"));
     assert!(text(&m).contains("citation ") && text(&m).contains("hatten "), "{m}");
+}
+
+/// Waits (at most `limit`) for the server to end; its exit code and how
+/// long it took.
+fn exits_within(child: &mut Child, limit: Duration) -> (Option<i32>, Duration) {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), start.elapsed());
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the server did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_document_never_makes_the_server_write_outside_its_project() {
+    let (dir, lib, config) = setup();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    // Files a hostile document names: outside the workspace, and inside it
+    // but not BibTeX.
+    let outside = dir.path().join("outside.bib");
+    std::fs::write(&outside, "% someone else's file\n").unwrap();
+    let notes = ws.join("notes.txt");
+    std::fs::write(&notes, "my notes, not a bibliography\n").unwrap();
+    let mut c = Client::start(&lib, &config);
+    c.initialize_in(Some(&ws));
+    let cases = [
+        ("relative", "\\addbibresource{../outside.bib}\n".to_string(), "`../outside.bib`".to_string()),
+        ("absolute", format!("\\addbibresource{{{}}}\n", outside.display()), format!("`{}`", outside.display())),
+        ("bibliography", "\\bibliography{../outside}\n".to_string(), "`../outside.bib`".to_string()),
+        ("not BibTeX", "\\addbibresource{notes.txt}\n".to_string(), "notes.txt is not a BibTeX file".to_string()),
+    ];
+    for (n, (what, preamble, named)) in cases.iter().enumerate() {
+        let id = 10 * (n as i64 + 1);
+        let doc = uri(&ws.join(format!("paper{n}.tex")));
+        let head = format!("{preamble}We tag every word with a trigram hidden Markov model tagger \\cite{{");
+        c.open(&doc, "latex", &head);
+        let r = c.call(id, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(&head)}));
+        let key = r["result"]["items"][0]["label"].as_str().unwrap_or_else(|| panic!("{what}: {r}")).to_string();
+        // Accepting through the command: refused, and the user is told.
+        let r = c.call(id + 1, "workspace/executeCommand", json!({"command": "citewise.addToBibliography", "arguments": [doc, key]}));
+        let message = r["error"]["message"].as_str().unwrap_or_else(|| panic!("{what}: {r}")).to_string();
+        let expected = if *what == "not BibTeX" { "is not a BibTeX file" } else { "outside the project" };
+        assert!(message.contains(expected), "{what}: {message}");
+        let shown = c.wait_for("a shown message", |m| {
+            m["method"] == "window/showMessage"
+                && m["params"]["type"] == json!(1)
+                && m["params"]["message"].as_str().unwrap().contains(named)
+        });
+        assert!(shown["params"]["message"].as_str().unwrap().contains(expected), "{what}: {shown}");
+        // Accepting by typing the key: refused too.
+        c.change(&doc, 2, &format!("{head}{key}}} trained on news.\n"));
+        let d = c.diagnostics(&doc, 2);
+        if *what != "not BibTeX" {
+            assert!(d.iter().any(|x| x["message"].as_str().unwrap().contains("outside the project")), "{what}: {d:?}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "% someone else's file\n", "byte-identical");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes, not a bibliography\n", "byte-identical");
+    let left: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(!left.iter().any(|n| n.ends_with(".bak")), "no backup beside anything: {left:?}");
+    assert!(!ws.join("notes.txt.bak").exists());
+    // Inside the workspace, a subfolder's document may name the project's bibliography.
+    std::fs::create_dir_all(ws.join("chapters")).unwrap();
+    let doc = uri(&ws.join("chapters/intro.tex"));
+    let head = "\\bibliography{../refs}\nWe tag every word with a trigram hidden Markov model tagger \\cite{";
+    c.open(&doc, "latex", head);
+    let r = c.call(90, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(head)}));
+    let key = r["result"]["items"][0]["label"].as_str().unwrap_or_else(|| panic!("{r}")).to_string();
+    let r = c.call(91, "workspace/executeCommand", json!({"command": "citewise.addToBibliography", "arguments": [doc, key]}));
+    assert!(r.get("error").is_none(), "{r}");
+    assert!(std::fs::read_to_string(ws.join("refs.bib")).unwrap().contains(&key));
+    c.shutdown();
+}
+
+#[test]
+fn malformed_frames_are_answered_or_skipped_and_the_server_goes_on() {
+    let (dir, lib, config) = setup();
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    let doc = uri(&dir.path().join("paper.tex"));
+    let head = "We tag every word with a trigram hidden Markov model tagger \\cite{";
+    c.open(&doc, "latex", head);
+    let completion = |id: i64| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/completion",
+            "params": {"textDocument": {"uri": doc}, "position": end_of(head)}})
+        .to_string();
+        format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+    };
+    let mut invalid_utf8 = br#"{"jsonrpc":"2.0","id":21,"method":"textDocument/hover","params":"X"}"#.to_vec();
+    let x = invalid_utf8.iter().position(|&b| b == b'X').unwrap();
+    invalid_utf8[x] = 0xff;
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("a negative Content-Length", b"Content-Length: -12\r\n\r\n{\"id\": 1}".to_vec()),
+        ("a Content-Length too long", b"Content-Length: 90\r\n\r\n{\"id\": 1}".to_vec()),
+        ("a Content-Length too short", b"Content-Length: 3\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}".to_vec()),
+        ("invalid UTF-8", [format!("Content-Length: {}\r\n\r\n", invalid_utf8.len()).into_bytes(), invalid_utf8].concat()),
+        ("4 GB declared", b"Content-Length: 4000000000\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"x\"}".to_vec()),
+    ];
+    for (n, (what, bytes)) in cases.into_iter().enumerate() {
+        let id = 100 + n as i64;
+        // The bad frame and a completion right behind it.
+        c.send_raw(&[bytes, completion(id)].concat());
+        let r = c.response(id);
+        assert!(r["result"]["items"].as_array().is_some_and(|i| !i.is_empty()), "{what}: then a completion is answered: {r}");
+    }
+    // The broken request whose id could be read was answered as a parse error.
+    let r = c.response(21);
+    assert_eq!(r["error"]["code"], json!(-32700), "{r}");
+    let logged = c.wait_for("the log of the 4 GB frame", |m| {
+        m["method"] == "window/logMessage" && m["params"]["message"].as_str().unwrap_or_default().contains("over the 64 MiB limit")
+    });
+    assert!(logged["params"]["message"].as_str().unwrap().contains("3.7 GiB declared"), "{logged}");
+    c.shutdown();
+}
+
+#[test]
+fn the_server_exits_on_exit_and_on_end_of_input() {
+    let (_dir, lib, config) = setup();
+    // `exit` alone (no shutdown first): ends at once, with code 1 as the
+    // protocol says.
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    c.notify("exit", Value::Null);
+    assert_eq!(exits_within(&mut c.child, Duration::from_secs(2)).0, Some(1));
+    // `shutdown`, a request after it (refused), then `exit`: code 0.
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    assert!(c.call(2, "shutdown", Value::Null).get("error").is_none());
+    let r = c.call(3, "textDocument/hover", json!({}));
+    assert_eq!(r["error"]["code"], json!(-32600), "{r}");
+    c.notify("exit", Value::Null);
+    assert_eq!(exits_within(&mut c.child, Duration::from_secs(2)).0, Some(0));
+    // The client goes away: end of input.
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    let Client { mut child, stdin, .. } = c;
+    drop(stdin);
+    assert_eq!(exits_within(&mut child, Duration::from_secs(2)).0, Some(0));
+}
+
+#[test]
+fn exit_during_background_encoding_ends_the_process_promptly_and_what_it_committed_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = common::benchmark_library(dir.path(), 3000) else { return };
+    if !common::models_or_fail("exit during background encoding") {
+        return;
+    }
+    drop(lib);
+    let lib = dir.path().join("lib");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "background_encoding = \"all\"\n").unwrap();
+    let mut c = Client::start_with(&lib, &config, &[]);
+    c.initialize();
+    let log = |m: &Value| m["method"] == "window/logMessage";
+    c.wait_for("encoding progress", |m| log(m) && m["params"]["message"].as_str().unwrap_or_default().contains("encoding"));
+    // Until a first piece is committed (what the next start builds on).
+    let committed = || citewise::library::check::inspect(&lib).stores.iter().filter_map(|(_, s)| s.map(|s| s.live)).sum::<usize>();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while committed() == 0 {
+        assert!(Instant::now() < deadline, "nothing was committed within 120 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(c.call(2, "shutdown", Value::Null).get("error").is_none());
+    c.notify("exit", Value::Null);
+    let (code, took) = exits_within(&mut c.child, Duration::from_secs(2));
+    assert_eq!(code, Some(0));
+    eprintln!("exited {took:?} after `exit`");
+    // What was committed is sound and stays: the next start goes on from there.
+    let report = citewise::library::check::inspect(&lib);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let encoded: usize = report.stores.iter().filter_map(|(_, s)| s.map(|s| s.live)).sum();
+    assert!(encoded > 0 && encoded < 3 * 3000, "{:?}", report.stores);
 }

@@ -132,3 +132,79 @@ fn bad_queries_are_refused_with_a_reason_and_no_backtrace() {
         assert!(!stderr.contains("backtrace"), "{stderr}");
     }
 }
+
+/// The peak memory of the largest child this process has waited for
+/// (bytes; Linux reports KiB).
+fn peak_child_rss() -> u64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) }, 0);
+    usage.ru_maxrss as u64 * 1024
+}
+
+/// A one-page PDF whose content stream is `content` (raw stream bytes, with
+/// `filter` as its /Filter), the other objects sound.
+fn pdf_with_content(content: &[u8], filter: &str) -> Vec<u8> {
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    let mut object = |out: &mut Vec<u8>, n: usize, body: &[u8]| {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{n} 0 obj\n").as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    };
+    object(&mut out, 1, b"<< /Type /Catalog /Pages 2 0 R >>");
+    object(&mut out, 2, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>");
+    object(&mut out, 3, b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>");
+    let stream =
+        [format!("<< /Length {} {filter} >>\nstream\n", content.len()).into_bytes(), content.to_vec(), b"\nendstream".to_vec()].concat();
+    object(&mut out, 4, &stream);
+    object(&mut out, 5, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let xref = out.len();
+    out.extend_from_slice(b"xref\n0 6\n0000000000 65535 f \n");
+    for o in &offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(format!("trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n").as_bytes());
+    out
+}
+
+/// A Flate bomb: a page whose content stream is a few MB compressed and
+/// 2 GiB of spaces inflated; and a page whose content is 200,000 arrays
+/// nested in each other. Each is one clear line, the run goes on, and the
+/// import's memory stays far below what the bomb inflates to.
+#[test]
+fn a_flate_bomb_and_a_deeply_nested_pdf_are_one_line_each_within_a_memory_budget() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    let spaces = vec![b' '; 1 << 20];
+    for _ in 0..2048 {
+        z.write_all(&spaces).unwrap();
+    }
+    let bomb = z.finish().unwrap();
+    assert!(bomb.len() < 32 << 20, "{} bytes compressed", bomb.len());
+    std::fs::write(docs.join("bomb.pdf"), pdf_with_content(&bomb, "/Filter /FlateDecode")).unwrap();
+    let nested = [vec![b'['; 200_000], vec![b']'; 200_000]].concat();
+    std::fs::write(docs.join("nested.pdf"), pdf_with_content(&nested, "")).unwrap();
+    let lib = dir.path().join("lib");
+    let fixture = common::fixture("papers.jsonl");
+    assert!(citewise(&lib, &["import", fixture.to_str().unwrap(), "--no-embed"]).status.success());
+    let o = Command::new(BIN)
+        .current_dir(dir.path())
+        .env("CITEWISE_MODELS", "/nonexistent")
+        .arg("--library")
+        .arg(&lib)
+        .args(["import", "--evidence", "docs", "--all-skips", "--no-embed"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = stderr_lines(&o);
+    let bomb_line = "skipped: docs/bomb.pdf: a stream inflates past the 128 MiB limit for one PDF stream; not read";
+    assert!(lines.contains(bomb_line), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("skipped: docs/nested.pdf: not a readable PDF (")), "{lines:#?}");
+    let peak = peak_child_rss();
+    assert!(peak < 1 << 30, "the import peaked at {} MiB", peak >> 20);
+}

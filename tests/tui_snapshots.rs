@@ -89,8 +89,20 @@ fn export_confirmation() {
         entries: vec![Exported::Added("shokouhi2013learning".into()), Exported::Present("bar-yossef2011context".into())],
         backup: Some(PathBuf::from("references.bib.bak")),
     };
+    a.on_export_started(2);
+    assert_eq!(a.status(), "exporting 2 papers to references.bib…");
     a.on_exported(Ok(report), false);
+    assert_eq!(a.status(), "exported 2 papers to references.bib", "the status bar says the export finished");
     insta::assert_snapshot!(render(&a, 120, 30));
+}
+
+#[test]
+fn a_failed_export_ends_the_exporting_status() {
+    let mut a = app(DRAFT);
+    a.on_export_started(1);
+    a.on_exported(Err("references.bib is read-only; nothing was written".into()), false);
+    assert_eq!(a.status(), "export failed (nothing was written)");
+    assert!(render(&a, 120, 30).contains("references.bib is read-only"), "the reason is shown");
 }
 
 #[test]

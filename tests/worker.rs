@@ -111,7 +111,7 @@ fn evidence_imported_meanwhile_is_picked_up() {
         "---\nbibliography: refs.bib\n---\nPhrase tables need a cross-lingual alignment of the sentences of two languages [@koehn].\n",
     )
     .unwrap();
-    let inputs = [citewise::evidence::inputs::EvidenceInput::Markdown(md)];
+    let inputs = [citewise::evidence::inputs::EvidenceInput::of(&md).expect("a Markdown file")];
     citewise::library::evidence_import::import_inputs(&other, &inputs, &Default::default(), &|_, _| {}).unwrap();
 
     let after = ask(query);

@@ -16,11 +16,24 @@ pub const MODELS: &[(&str, &str)] = &[
     ("paraphrase-minilm-l3-v2", "BERT 3×384, fast"),
 ];
 
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Mend what needs no input files: write a missing or unreadable library.json again
+    /// for the paper index beside it (the old one is kept as library.json.bak)
+    #[arg(long)]
+    pub repair: bool,
+}
+
 /// Prints versions, the library, the models (loading each once) and the
 /// backend; then the library's problems, each with its repair, and fails
 /// when there are any.
-pub fn run(library: &Path, models: &Models) -> Result<()> {
+pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
     println!("citewise {}", env!("CARGO_PKG_VERSION"));
+    if args.repair {
+        for done in check::repair(library)? {
+            println!("repaired  {done}");
+        }
+    }
     let report = check::inspect(library);
     match Library::open(library) {
         Ok(lib) => {
@@ -137,6 +150,14 @@ pub fn run(library: &Path, models: &Models) -> Result<()> {
         }
         Ok(None) => {}
         Err(e) => println!("  {:<24} {e}", "reranker adaptation"),
+    }
+    for (name, state) in &report.stores {
+        if state.is_some_and(|s| !s.verified) {
+            println!(
+                "note      the vectors of the {name} carry no checksums yet (written by an earlier citewise), so only their size was checked; `{}` adds them",
+                crate::util::citewise_command(library, "embed")
+            );
+        }
     }
     if report.problems.is_empty() {
         return Ok(());

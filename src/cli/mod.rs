@@ -75,7 +75,7 @@ pub enum Command {
     /// Show where the library is and what it holds
     Info(InfoArgs),
     /// Check the library, the model weights and the compute backend
-    Doctor,
+    Doctor(doctor::DoctorArgs),
     /// Compute the vectors of evidence spans and papers that have none: span vectors, HAtten vectors, the student's stand-in citation vectors (fast), citation-channel vectors (resumes; import keeps them current)
     Embed(EmbedArgs),
     /// Train a model on a citation benchmark
@@ -111,7 +111,7 @@ pub fn main() -> Result<()> {
         Some(Command::Evidence(a)) => evidence::run(&library_dir(&cli)?, a),
         Some(Command::Bench(a)) => bench::run(a, &models),
         Some(Command::Info(a)) => info(&cli, a),
-        Some(Command::Doctor) => doctor::run(&library_dir(&cli)?, &models),
+        Some(Command::Doctor(a)) => doctor::run(&library_dir(&cli)?, a, &models),
         Some(Command::Train(a)) => train::run(a, &models),
         Some(Command::Adapt(a)) => adapt::run(&library_dir(&cli)?, a),
         Some(Command::Distill(a)) => distill::run(&library_dir(&cli)?, a),

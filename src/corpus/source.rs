@@ -30,7 +30,7 @@ impl Format {
 /// The most text one input file may hold, compressed or not: the whole file
 /// is held in memory while it is read, and a small `.gz` can expand to
 /// gigabytes.
-pub const MAX_TEXT_BYTES: u64 = 512 * 1024 * 1024;
+pub const MAX_TEXT_BYTES: u64 = crate::limits::TEXT_FILE;
 
 /// Expands files and directories (recursively, sorted) into importable files.
 /// Files named explicitly must have a known format; unknown files inside
@@ -105,7 +105,8 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     read_bytes_up_to(path, MAX_TEXT_BYTES)
 }
 
-fn read_bytes_up_to(path: &Path, limit: u64) -> Result<Vec<u8>> {
+/// [`read_bytes`] with another limit.
+pub fn read_bytes_up_to(path: &Path, limit: u64) -> Result<Vec<u8>> {
     let too_big = || {
         Error::Input(format!(
             "{}: more than {} MiB of text{}; split it into smaller files",

@@ -12,9 +12,18 @@ pub enum EvidenceInput {
     /// Benchmark contexts or S2ORC / unarXive full text (`.jsonl`, `.json`, `.gz`).
     Sentences(PathBuf),
     Pdf(PathBuf),
-    Markdown(PathBuf),
-    /// A LaTeX main file; `\input`s resolve in its directory.
-    Latex(PathBuf),
+    /// A Markdown file; the bibliography files its front matter names must
+    /// lie inside `project` ([`crate::project`]).
+    Markdown {
+        file: PathBuf,
+        project: PathBuf,
+    },
+    /// A LaTeX main file; `\input`s resolve in its directory and, like its
+    /// bibliography files, must lie inside `project`.
+    Latex {
+        main: PathBuf,
+        project: PathBuf,
+    },
     /// A `.tar.gz` / `.tgz` / `.tar` source bundle.
     Bundle(PathBuf),
 }
@@ -24,25 +33,38 @@ impl EvidenceInput {
         match self {
             EvidenceInput::Sentences(p)
             | EvidenceInput::Pdf(p)
-            | EvidenceInput::Markdown(p)
-            | EvidenceInput::Latex(p)
+            | EvidenceInput::Markdown { file: p, .. }
+            | EvidenceInput::Latex { main: p, .. }
             | EvidenceInput::Bundle(p) => p,
         }
     }
 
-    /// The kind of file a name says, when it is one citewise reads.
+    /// The same input read as part of the project `project` (a directory
+    /// the user named, which holds it).
+    fn in_project(self, root: &Path) -> EvidenceInput {
+        let project = root.to_path_buf();
+        match self {
+            EvidenceInput::Markdown { file, .. } => EvidenceInput::Markdown { file, project },
+            EvidenceInput::Latex { main, .. } => EvidenceInput::Latex { main, project },
+            other => other,
+        }
+    }
+
+    /// The kind of file a name says, when it is one citewise reads (a
+    /// document's project: its own folder).
     pub fn of(path: &Path) -> Option<EvidenceInput> {
         let name = path.file_name()?.to_string_lossy().to_lowercase();
         let p = path.to_path_buf();
+        let project = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let stem = name.strip_suffix(".gz").unwrap_or(&name);
         Some(if stem.ends_with(".jsonl") || stem.ends_with(".json") || stem.ends_with(".ndjson") {
             EvidenceInput::Sentences(p)
         } else if name.ends_with(".pdf") {
             EvidenceInput::Pdf(p)
         } else if name.ends_with(".md") || name.ends_with(".markdown") {
-            EvidenceInput::Markdown(p)
+            EvidenceInput::Markdown { file: p, project }
         } else if name.ends_with(".tex") || name.ends_with(".ltx") {
-            EvidenceInput::Latex(p)
+            EvidenceInput::Latex { main: p, project }
         } else if name.ends_with(".tar.gz") || name.ends_with(".tgz") || name.ends_with(".tar") {
             EvidenceInput::Bundle(p)
         } else {
@@ -63,7 +85,7 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<EvidenceInput>, Vec<String>) {
         match std::fs::metadata(p) {
             Err(e) => problems.push(format!("{}: {e}", p.display())),
             Ok(m) if m.is_dir() => {
-                if let Err(e) = walk(p, &mut visited, &mut |f| found_in_directory(f, &mut out)) {
+                if let Err(e) = walk(p, &mut visited, &mut |f| found_in_directory(f, p, &mut out)) {
                     problems.push(e.to_string());
                 }
             }
@@ -77,17 +99,18 @@ pub fn expand(paths: &[PathBuf]) -> (Vec<EvidenceInput>, Vec<String>) {
     (out, problems)
 }
 
-/// What a file found in a directory gives: LaTeX files only when they
-/// declare a `\documentclass` (the others are `\input` by them).
-fn found_in_directory(p: &Path, out: &mut Vec<EvidenceInput>) {
-    match EvidenceInput::of(p) {
-        Some(EvidenceInput::Latex(f)) => {
-            let main = std::fs::read(&f).is_ok_and(|b| {
+/// What a file found in directory `root` gives: LaTeX files only when they
+/// declare a `\documentclass` (the others are `\input` by them). The
+/// directory is the document's project.
+fn found_in_directory(p: &Path, root: &Path, out: &mut Vec<EvidenceInput>) {
+    match EvidenceInput::of(p).map(|i| i.in_project(root)) {
+        Some(i @ EvidenceInput::Latex { .. }) => {
+            let main = crate::corpus::source::read_bytes(i.path()).is_ok_and(|b| {
                 let t = String::from_utf8_lossy(&b);
                 super::latex::strip_comments(&t).contains("\\documentclass")
             });
             if main {
-                out.push(EvidenceInput::Latex(f));
+                out.push(i);
             }
         }
         Some(i) => out.push(i),

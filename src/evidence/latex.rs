@@ -13,41 +13,57 @@ use std::path::{Path, PathBuf};
 use super::document::{Citation, DocKind, Document, Paragraph, Reference};
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
 use crate::corpus::paper::{arxiv_id_of, Paper};
-use crate::corpus::source::decode_text;
+use crate::corpus::source::{decode_text, read_bytes};
+use crate::limits;
+use crate::project::{Project, Refused};
 
 /// `\input` nesting deeper than this is cut (with a problem line).
 const MAX_INPUT_DEPTH: usize = 16;
-/// Bundles larger than this (uncompressed) are refused.
-const MAX_BUNDLE_BYTES: u64 = 512 << 20;
 
 /// Where a project's files are read from.
 pub enum Files {
-    /// A directory on disk (paths relative to it).
-    Dir(PathBuf),
+    /// Files on disk: paths are relative to `dir` (the main file's folder)
+    /// and must resolve inside `project` ([`Project::resolve`]).
+    Dir { project: Project, dir: PathBuf },
     /// The members of a source bundle, by normalised relative path.
     Bundle(BTreeMap<String, Vec<u8>>),
 }
 
 impl Files {
-    /// Reads a bundle (`.tar.gz`, `.tgz`, `.tar`) into memory.
+    /// Reads a bundle (`.tar.gz`, `.tgz`, `.tar`) into memory: its
+    /// `.tex`, `.bib` and `.bbl` members, at most [`limits::BUNDLE`] of
+    /// them all (a member that declares more is refused before it is read).
     pub fn bundle(path: &Path) -> Result<Files, String> {
         let raw = std::fs::File::open(path).map_err(|e| e.to_string())?;
         let name = path.to_string_lossy().to_ascii_lowercase();
         let reader: Box<dyn Read> = if name.ends_with(".tar") { Box::new(raw) } else { Box::new(flate2::read::GzDecoder::new(raw)) };
-        let mut archive = tar::Archive::new(reader.take(MAX_BUNDLE_BYTES));
+        let mut archive = tar::Archive::new(reader.take(limits::BUNDLE));
         let mut members = BTreeMap::new();
         let entries = archive.entries().map_err(|e| format!("not a tar archive: {e}"))?;
+        let mut total: u64 = 0;
         for entry in entries {
             let mut entry = entry.map_err(|e| format!("broken archive: {e}"))?;
+            let rel = entry.path().map(|p| p.to_string_lossy().trim_start_matches("./").to_string()).unwrap_or_default();
+            // The header's size, and what a sparse member would inflate to.
+            let declared = entry.header().size().unwrap_or(0).max(entry.size());
+            total = total.saturating_add(declared);
+            if declared > limits::BUNDLE || total > limits::BUNDLE {
+                return Err(format!(
+                    "member `{rel}` declares {}, past the {} limit of a source bundle; not read",
+                    limits::human(declared),
+                    limits::human(limits::BUNDLE)
+                ));
+            }
             if !entry.header().entry_type().is_file() {
                 continue;
             }
-            let rel = entry.path().map_err(|e| e.to_string())?.to_string_lossy().trim_start_matches("./").to_string();
             let lower = rel.to_ascii_lowercase();
             if [".tex", ".bib", ".bbl", ".ltx"].iter().any(|x| lower.ends_with(x)) {
                 let mut bytes = Vec::new();
-                entry.read_to_end(&mut bytes).map_err(|e| format!("broken archive: {e}"))?;
-                members.insert(normalize_rel(&rel), bytes);
+                entry.read_to_end(&mut bytes).map_err(|e| format!("broken archive: member `{rel}`: {e}"))?;
+                if let Some(key) = normalize_rel(&rel) {
+                    members.insert(key, bytes);
+                }
             }
         }
         if members.is_empty() {
@@ -56,12 +72,30 @@ impl Files {
         Ok(Files::Bundle(members))
     }
 
-    fn read(&self, rel: &str) -> Option<String> {
+    /// The text of the file a document names as `rel`: inside the
+    /// project (a bundle's members, or the folder tree `import` was given).
+    fn read(&self, rel: &str) -> Result<String, Refused> {
         let bytes = match self {
-            Files::Dir(root) => std::fs::read(root.join(rel)).ok()?,
-            Files::Bundle(m) => m.get(&normalize_rel(rel))?.clone(),
+            Files::Dir { project, dir } => {
+                let path = project.existing(dir, rel)?;
+                read_bytes(&path).map_err(|e| Refused::Unreadable { named: rel.to_string(), why: e.to_string() })?
+            }
+            Files::Bundle(m) => {
+                let key = normalize_rel(rel)
+                    .ok_or_else(|| Refused::Outside { named: rel.to_string(), project: PathBuf::from("the source bundle") })?;
+                m.get(&key).ok_or_else(|| Refused::NotFound { named: rel.to_string() })?.clone()
+            }
         };
-        Some(decode_text(&bytes).text)
+        Ok(decode_text(&bytes).text)
+    }
+
+    /// What tells one file from another for `rel`: a bundle member's
+    /// normalised path, a file's real path (links followed).
+    fn identity(&self, rel: &str) -> String {
+        match self {
+            Files::Dir { project, dir } => project.resolve(dir, rel).map_or_else(|_| rel.to_string(), |p| p.to_string_lossy().into_owned()),
+            Files::Bundle(_) => normalize_rel(rel).unwrap_or_else(|| rel.to_string()),
+        }
     }
 
     /// Relative paths of the files with one of these extensions: a
@@ -73,7 +107,7 @@ impl Files {
         };
         let mut out: Vec<String> = match self {
             Files::Bundle(m) => m.keys().filter(|k| keep(k)).cloned().collect(),
-            Files::Dir(root) => std::fs::read_dir(root)
+            Files::Dir { dir, .. } => std::fs::read_dir(dir)
                 .map(|rd| {
                     rd.flatten()
                         .filter(|e| e.path().is_file())
@@ -88,19 +122,33 @@ impl Files {
     }
 }
 
-/// `a/./b/../c.tex` → `a/c.tex`.
-fn normalize_rel(rel: &str) -> String {
+/// `a/./b/../c.tex` → `a/c.tex`; none when `..` climbs out of the bundle
+/// or the path is absolute.
+fn normalize_rel(rel: &str) -> Option<String> {
+    if rel.starts_with(['/', '\\']) || rel.get(1..2) == Some(":") {
+        return None;
+    }
     let mut parts: Vec<&str> = Vec::new();
     for p in rel.split(['/', '\\']) {
         match p {
             "" | "." => {}
             ".." => {
-                parts.pop();
+                parts.pop()?;
             }
             p => parts.push(p),
         }
     }
-    parts.join("/")
+    Some(parts.join("/"))
+}
+
+/// `base/name` as a path relative to the project's files (a bundle's root,
+/// or the main file's folder), `..` kept for the resolver to judge.
+fn joined(base: &str, name: &str) -> String {
+    if base.is_empty() || name.starts_with(['/', '\\']) {
+        name.to_string()
+    } else {
+        format!("{base}/{name}")
+    }
 }
 
 /// The main files of a project: those that declare a `\documentclass`
@@ -108,7 +156,7 @@ fn normalize_rel(rel: &str) -> String {
 pub fn main_files(files: &Files) -> Vec<String> {
     let all = files.list(&[".tex", ".ltx"]);
     let mains: Vec<String> =
-        all.iter().filter(|f| files.read(f).is_some_and(|t| strip_comments(&t).contains("\\documentclass"))).cloned().collect();
+        all.iter().filter(|f| files.read(f).is_ok_and(|t| strip_comments(&t).contains("\\documentclass"))).cloned().collect();
     if mains.is_empty() {
         all
     } else {
@@ -121,9 +169,9 @@ pub fn main_files(files: &Files) -> Vec<String> {
 /// unknown key, a missing `.bib`) are returned as lines.
 pub fn read_latex(files: &Files, main: &str, shown: &Path) -> Result<(Document, Vec<String>), String> {
     let mut problems = Vec::new();
-    let text = files.read(main).ok_or_else(|| "cannot be read".to_string())?;
+    let text = files.read(main).map_err(|e| e.to_string())?;
     let base = Path::new(main).parent().map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
-    let mut visiting = vec![normalize_rel(main)];
+    let mut visiting = vec![files.identity(main)];
     let source = expand_inputs(files, &base, &strip_comments(&text), &mut visiting, &mut problems);
     if !balanced(&source) {
         problems.push("unbalanced braces; the text after the first unmatched one may be cut".into());
@@ -202,9 +250,25 @@ fn expand_inputs(files: &Files, base: &str, text: &str, visiting: &mut Vec<Strin
         if name.is_empty() {
             continue;
         }
-        let rel = normalize_rel(&if base.is_empty() { name.clone() } else { format!("{base}/{name}") });
-        let candidates = [format!("{rel}.tex"), rel.clone(), normalize_rel(&format!("{name}.tex")), normalize_rel(&name)];
-        let found = candidates.iter().find_map(|c| files.read(c).map(|t| (c.clone(), t)));
+        let rel = joined(base, &name);
+        let candidates = [format!("{rel}.tex"), rel.clone(), format!("{name}.tex"), name.clone()];
+        // The first that reads; else why the path itself (not its `.tex`
+        // form) was not read, a refusal before "not found".
+        let mut why: Option<Refused> = None;
+        let mut found = None;
+        for c in &candidates {
+            match files.read(c) {
+                Ok(t) => {
+                    found = Some((files.identity(c), t));
+                    break;
+                }
+                Err(e) => {
+                    if why.as_ref().is_none_or(|w| matches!(w, Refused::NotFound { .. }) && !matches!(e, Refused::NotFound { .. })) {
+                        why = Some(e);
+                    }
+                }
+            }
+        }
         match found {
             Some((path, _)) if visiting.contains(&path) => problems.push(format!("`{name}` includes itself; not read again")),
             Some(_) if visiting.len() > MAX_INPUT_DEPTH => problems.push(format!("`{name}`: \\input nested too deeply")),
@@ -213,7 +277,12 @@ fn expand_inputs(files: &Files, base: &str, text: &str, visiting: &mut Vec<Strin
                 out.push_str(&expand_inputs(files, base, &strip_comments(&t), visiting, problems));
                 visiting.pop();
             }
-            None => problems.push(format!("\\input `{name}` not found")),
+            None => problems.push(match why {
+                Some(e @ (Refused::Outside { .. } | Refused::Unreadable { .. })) => {
+                    format!("\\input {}; not read", Refused::renamed(e, &name))
+                }
+                _ => format!("\\input `{name}` not found"),
+            }),
         }
     }
     out
@@ -329,9 +398,16 @@ fn bibliography(files: &Files, base: &str, main: &str, source: &str, problems: &
     }
     let mut missing = Vec::new();
     for name in &named {
-        let rel = normalize_rel(&if base.is_empty() { name.clone() } else { format!("{base}/{name}") });
-        match files.read(&rel).or_else(|| files.read(name)) {
-            Some(text) => {
+        let rel = joined(base, name);
+        let read = match files.read(&rel) {
+            Err(Refused::NotFound { .. }) if rel != *name => files.read(name),
+            other => other,
+        };
+        match read {
+            Err(e @ (Refused::Outside { .. } | Refused::Unreadable { .. })) => {
+                problems.push(format!("bibliography file {}; not read", Refused::renamed(e, name)));
+            }
+            Ok(text) => {
                 for outcome in parse_source(&text) {
                     if let EntryOutcome::Paper(p) = outcome {
                         if !keys.contains_key(&p.key) {
@@ -341,7 +417,7 @@ fn bibliography(files: &Files, base: &str, main: &str, source: &str, problems: &
                     }
                 }
             }
-            None => missing.push(name.clone()),
+            Err(_) => missing.push(name.clone()),
         }
     }
     if !refs.is_empty() {
@@ -352,13 +428,15 @@ fn bibliography(files: &Files, base: &str, main: &str, source: &str, problems: &
     }
     // The compiled bibliography: MAIN.bbl, else an inline thebibliography.
     let bbl = Path::new(main).with_extension("bbl").to_string_lossy().to_string();
-    let bbl_text = files.read(&bbl).or_else(|| files.list(&[".bbl"]).first().and_then(|b| files.read(b)));
+    let bbl_text = files.read(&bbl).ok().or_else(|| files.list(&[".bbl"]).first().and_then(|b| files.read(b).ok()));
     let inline = source.find("\\begin{thebibliography}").map(|i| source[i..].to_string());
     let from_bbl = bbl_text.as_deref().map(bibitems).unwrap_or_default();
     let items = if from_bbl.is_empty() { inline.as_deref().map(bibitems).unwrap_or_default() } else { from_bbl };
     if items.is_empty() {
-        if !named.is_empty() {
+        if !missing.is_empty() {
             problems.push(format!("bibliography file(s) not found: {}; no .bbl either, so citations stay unresolved", missing.join(", ")));
+        } else if !named.is_empty() {
+            problems.push("no bibliography file could be read and no .bbl either, so citations stay unresolved".into());
         } else if source.contains("\\cite") {
             problems.push("no bibliography (.bib, .bbl or thebibliography) found; citations stay unresolved".into());
         }

@@ -10,7 +10,8 @@ use regex::Regex;
 
 use super::document::{Citation, DocKind, Document, Paragraph};
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
-use crate::corpus::source::decode_text;
+use crate::corpus::source::{decode_text, read_bytes};
+use crate::project::{Project, Refused};
 
 /// A citation key after `@` (Pandoc: internal punctuation allowed, not at
 /// the end), or `@{any}`.
@@ -18,9 +19,10 @@ static KEY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"@(?:\{([^}]+)\}|([\p{L}\p{N}_](?:[\p{L}\p{N}_]|[:.#$%&+?<>~/-][\p{L}\p{N}_])*))").unwrap());
 static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"!?\[([^\]\[]*)\]\([^)]*\)").unwrap());
 
-/// Reads a Markdown file; its bibliography files are looked up beside it.
-pub fn read_markdown(path: &Path) -> Result<(Document, Vec<String>), String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+/// Reads a Markdown file; its bibliography files are looked up beside it
+/// and must lie inside `project` ([`crate::project`]).
+pub fn read_markdown(path: &Path, project: &Project) -> Result<(Document, Vec<String>), String> {
+    let bytes = read_bytes(path).map_err(|e| e.to_string())?;
     let text = decode_text(&bytes).text;
     let mut problems = Vec::new();
     let (front, body) = front_matter(&text);
@@ -29,8 +31,10 @@ pub fn read_markdown(path: &Path) -> Result<(Document, Vec<String>), String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut keys: HashMap<String, usize> = HashMap::new();
     for name in front.get("bibliography").cloned().unwrap_or_default() {
-        let file = dir.join(&name);
-        match std::fs::read(&file) {
+        let read = project
+            .existing(dir, &name)
+            .and_then(|file| read_bytes(&file).map_err(|e| Refused::Unreadable { named: name.clone(), why: e.to_string() }));
+        match read {
             Ok(b) => {
                 for outcome in parse_source(&decode_text(&b).text) {
                     if let EntryOutcome::Paper(p) = outcome {
@@ -41,7 +45,8 @@ pub fn read_markdown(path: &Path) -> Result<(Document, Vec<String>), String> {
                     }
                 }
             }
-            Err(e) => problems.push(format!("bibliography `{name}`: {e}")),
+            Err(e @ Refused::NotFound { .. }) => problems.push(format!("bibliography {e}")),
+            Err(e) => problems.push(format!("bibliography {e}; not read")),
         }
     }
     if !front.contains_key("bibliography") && KEY.is_match(body) {
@@ -213,7 +218,7 @@ mod tests {
             "---\ntitle: \"My draft\"\nbibliography:\n  - refs.bib\n---\n# Intro\n\nWe tag with *TnT* [see @brants2000, p. 3; @doe:21].\nAs @brants2000 shows, mail me at a@b.org [@nokey].\n\n```\n[@brants2000] in code\n```\n",
         )
         .unwrap();
-        let (doc, problems) = read_markdown(&md).unwrap();
+        let (doc, problems) = read_markdown(&md, &Project::new(dir.path()).unwrap()).unwrap();
         assert_eq!(doc.title, "My draft");
         assert_eq!(doc.references.len(), 2);
         assert_eq!(doc.paragraphs.len(), 1);

@@ -32,14 +32,18 @@ impl IndexKind {
 
     /// The commands that rebuild the index in `dir`.
     pub fn repair(self, dir: &Path) -> String {
+        // The index lives in its library's directory.
+        let library = dir.parent().unwrap_or(dir);
         match self {
             IndexKind::Papers => format!(
-                "move {} away, then run `citewise import --force` on your paper files (.bib, .jsonl)",
-                dir.display()
+                "move {} away, then run `{}` on your paper files (.bib, .jsonl)",
+                dir.display(),
+                crate::util::citewise_command(library, "import --force")
             ),
             IndexKind::Evidence | IndexKind::Citances => format!(
-                "move {} away, then run `citewise import --evidence --force` on your citing-sentence files (PDF, LaTeX, Markdown, JSON Lines)",
-                dir.display()
+                "move {} away, then run `{}` on your citing-sentence files (PDF, LaTeX, Markdown, JSON Lines)",
+                dir.display(),
+                crate::util::citewise_command(library, "import --evidence --force")
             ),
         }
     }

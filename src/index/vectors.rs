@@ -11,7 +11,10 @@
 //! `vectors.json` is the commit point: rows appended to `vectors.f32` count
 //! only once the manifest that lists them is written (atomically), so an
 //! interrupted embedding run resumes where it stopped. A paper whose text
-//! changed gets a new row; its old row is emptied (id "").
+//! changed gets a new row; its old row is emptied (id ""). The manifest is
+//! written when the store is made, so data without one is damage; it holds
+//! a CRC-32 of every block of [`BLOCK_ROWS`] rows of both data files, so
+//! damage that keeps a file's size (flipped bytes) is seen too.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -27,6 +30,9 @@ const DATA: &str = "vectors.f32";
 const MANIFEST: &str = "vectors.json";
 const COMPACT: &str = "vectors.q8";
 
+/// Rows per checksummed block.
+pub const BLOCK_ROWS: usize = 4096;
+
 /// Stores of at least this many rows are searched through their compact
 /// rows (then rescored exactly); smaller ones are scanned exactly (a few
 /// milliseconds).
@@ -40,6 +46,9 @@ pub struct StoreState {
     /// Rows that hold a paper's (or span's) current vector.
     pub live: usize,
     pub dim: usize,
+    /// Whether its content was checked against checksums (a store written
+    /// before they existed has none until its next writer adds them).
+    pub verified: bool,
 }
 
 /// What is wrong with a damaged store: the file, and why.
@@ -51,7 +60,10 @@ pub struct Damage {
 
 impl From<Damage> for Error {
     fn from(d: Damage) -> Error {
-        Error::corrupt(d.path, format!("these vectors are damaged: {}; run `citewise embed` to compute them again", d.why))
+        // LIBRARY/<store>/<file>: the command names the library.
+        let library = d.path.parent().and_then(Path::parent).unwrap_or(Path::new(""));
+        let embed = crate::util::citewise_command(library, "embed");
+        Error::corrupt(d.path, format!("these vectors are damaged: {}; run `{embed}` to compute them again", d.why))
     }
 }
 
@@ -62,7 +74,13 @@ fn read_manifest(dir: &Path) -> Result<Option<Manifest>, Damage> {
     let damage = |why: String| Damage { path: path.clone(), why };
     let text = match std::fs::read(&path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Rows without the manifest that names them cannot be used.
+            return match std::fs::metadata(dir.join(DATA)) {
+                Ok(m) if m.len() > 0 => Err(damage(format!("it is missing, though {DATA} holds {} bytes of vectors", m.len()))),
+                _ => Ok(None),
+            };
+        }
         Err(e) => return Err(damage(format!("it cannot be read ({e})"))),
     };
     let m: Manifest = serde_json::from_slice(&text).map_err(|e| damage(format!("the manifest does not read ({e})")))?;
@@ -93,6 +111,38 @@ struct Manifest {
     encoder: String,
     ids: Vec<String>,
     hashes: Vec<u64>,
+    /// CRC-32 of each block of [`BLOCK_ROWS`] rows of the data file, and of
+    /// the compact file (empty: written before checksums existed).
+    #[serde(default)]
+    crc: Vec<u32>,
+    #[serde(default)]
+    crc_compact: Vec<u32>,
+}
+
+impl Manifest {
+    fn blocks(&self) -> usize {
+        self.ids.len().div_ceil(BLOCK_ROWS)
+    }
+
+    /// Whether it holds the checksums of every block.
+    fn has_checksums(&self) -> bool {
+        self.crc.len() == self.blocks() && self.crc_compact.len() == self.blocks()
+    }
+}
+
+/// CRC-32s of `bytes` cut into blocks of `block` bytes.
+fn block_crcs(bytes: &[u8], block: usize) -> Vec<u32> {
+    bytes.chunks(block.max(1)).map(crc32fast::hash).collect()
+}
+
+/// The first block of `bytes` whose checksum is not the one listed, as a
+/// row range and a sentence.
+fn mismatch(file: &str, bytes: &[u8], row_bytes: usize, crcs: &[u32], rows: usize) -> Option<String> {
+    let block = BLOCK_ROWS * row_bytes;
+    let bad = block_crcs(bytes, block).iter().zip(crcs).position(|(a, b)| a != b)?;
+    let first = bad * BLOCK_ROWS;
+    let last = (first + BLOCK_ROWS).min(rows);
+    Some(format!("rows {first}..{last} of {file} do not match their checksum (the file changed after it was written)"))
 }
 
 /// Vectors on disk, one row per paper.
@@ -127,11 +177,62 @@ impl VectorStore {
             _ => fresh(),
         };
         let mut store = VectorStore { dir: dir.to_path_buf(), manifest, rows: HashMap::new(), data: None, compact: None, read_only: false };
+        if !dir.join(MANIFEST).exists() || store.manifest.ids.is_empty() {
+            // A new (or emptied) store says so before any row is written.
+            store.write_manifest()?;
+        }
         store.truncate_to_manifest()?;
         store.reindex();
         store.remap()?;
+        store.verify_data()?;
         store.complete_compact()?;
+        if !store.manifest.has_checksums() {
+            // Written before checksums: what is there now is what they vouch for.
+            store.manifest.crc = block_crcs(store.data_bytes(), BLOCK_ROWS * store.row_bytes());
+            store.manifest.crc_compact = block_crcs(store.compact_bytes(), BLOCK_ROWS * store.compact_stride());
+            store.write_manifest()?;
+        }
         Ok(store)
+    }
+
+    fn write_manifest(&self) -> Result<()> {
+        write_atomic(&self.dir.join(MANIFEST), &serde_json::to_vec(&self.manifest).expect("manifest serializes"))
+    }
+
+    fn row_bytes(&self) -> usize {
+        self.manifest.dim * 4
+    }
+
+    fn compact_stride(&self) -> usize {
+        super::quantized::stride(self.manifest.dim)
+    }
+
+    /// The committed rows of the data file as bytes.
+    fn data_bytes(&self) -> &[u8] {
+        match &self.data {
+            Some(m) => &m[..(self.manifest.ids.len() * self.row_bytes()).min(m.len())],
+            None => &[],
+        }
+    }
+
+    /// The committed compact rows as bytes.
+    fn compact_bytes(&self) -> &[u8] {
+        match &self.compact {
+            Some(m) => &m[..(self.manifest.ids.len() * self.compact_stride()).min(m.len())],
+            None => &[],
+        }
+    }
+
+    /// The data rows against their checksums (a writer reads every row it
+    /// keeps; damage here is what `citewise embed` computes again).
+    fn verify_data(&self) -> Result<()> {
+        if self.manifest.crc.len() != self.manifest.blocks() {
+            return Ok(());
+        }
+        if let Some(why) = mismatch(DATA, self.data_bytes(), self.row_bytes(), &self.manifest.crc, self.manifest.ids.len()) {
+            return Err(Damage { path: self.dir.join(DATA), why }.into());
+        }
+        Ok(())
     }
 
     /// Opens the store in `dir` for search only, changing nothing on disk:
@@ -178,6 +279,9 @@ impl VectorStore {
     /// Checks the store at `dir` without changing it: its manifest reads
     /// and its data holds every row the manifest lists (more is an
     /// interrupted append, which the next open drops). `Ok(None)`: no store.
+    /// Reads every row against the manifest's checksums, and the compact
+    /// rows too: a compact file cut short, or bytes changed in either file,
+    /// are damage.
     pub fn inspect(dir: &Path) -> Result<Option<StoreState>, Damage> {
         let Some(m) = read_manifest(dir)? else { return Ok(None) };
         let path = dir.join(DATA);
@@ -187,7 +291,38 @@ impl VectorStore {
             Err(e) => return Err(Damage { path, why: format!("it cannot be read ({e})") }),
         };
         check_length(&path, &m, have)?;
-        Ok(Some(StoreState { rows: m.ids.len(), live: m.ids.iter().filter(|id| !id.is_empty()).count(), dim: m.dim }))
+        let state =
+            |verified| StoreState { rows: m.ids.len(), live: m.ids.iter().filter(|id| !id.is_empty()).count(), dim: m.dim, verified };
+        if m.ids.is_empty() {
+            return Ok(Some(state(true)));
+        }
+        let compact = dir.join(COMPACT);
+        let stride = super::quantized::stride(m.dim);
+        let want = (m.ids.len() * stride) as u64;
+        let compact_len = std::fs::metadata(&compact).map(|x| x.len()).ok();
+        if let Some(len) = compact_len.filter(|&len| len < want) {
+            let why = format!("it holds {len} bytes but the {} rows its manifest lists need {want}", m.ids.len());
+            return Err(Damage { path: compact, why });
+        }
+        if !m.has_checksums() {
+            return Ok(Some(state(false)));
+        }
+        let read = |p: &Path, len: usize| -> Result<Vec<u8>, Damage> {
+            let mut bytes = std::fs::read(p).map_err(|e| Damage { path: p.to_path_buf(), why: format!("it cannot be read ({e})") })?;
+            bytes.truncate(len);
+            Ok(bytes)
+        };
+        let data = read(&path, m.ids.len() * m.dim * 4)?;
+        if let Some(why) = mismatch(DATA, &data, m.dim * 4, &m.crc, m.ids.len()) {
+            return Err(Damage { path, why });
+        }
+        if compact_len.is_some() {
+            let bytes = read(&compact, want as usize)?;
+            if let Some(why) = mismatch(COMPACT, &bytes, stride, &m.crc_compact, m.ids.len()) {
+                return Err(Damage { path: compact, why });
+            }
+        }
+        Ok(Some(state(true)))
     }
 
     fn reindex(&mut self) {
@@ -218,12 +353,20 @@ impl VectorStore {
         if have > want {
             let f = std::fs::OpenOptions::new().write(true).open(&path).map_err(|e| Error::io(&path, e))?;
             f.set_len(want).map_err(|e| Error::io(&path, e))?;
-        } else if have < want {
+        }
+        self.remap()?;
+        // Compact rows are made from the data: missing or damaged ones are
+        // made again.
+        let damaged = self.manifest.crc_compact.len() == self.manifest.blocks()
+            && mismatch(COMPACT, self.compact_bytes(), self.compact_stride(), &self.manifest.crc_compact, self.manifest.ids.len())
+                .is_some();
+        if have < want || damaged {
             let mut bytes = Vec::with_capacity(want as usize);
             super::quantized::quantize_rows(self.matrix(), self.manifest.dim, &mut bytes);
             write_atomic(&path, &bytes)?;
+            self.remap()?;
         }
-        self.remap()
+        Ok(())
     }
 
     fn remap(&mut self) -> Result<()> {
@@ -249,9 +392,10 @@ impl VectorStore {
         Ok(())
     }
 
-    /// Whether a store has been written at `dir` (without opening it).
+    /// Whether a store has been written at `dir` (without opening it): its
+    /// manifest, or rows without one (damage, which opening reports).
     pub fn exists(dir: &Path) -> bool {
-        dir.join(MANIFEST).exists()
+        dir.join(MANIFEST).exists() || std::fs::metadata(dir.join(DATA)).is_ok_and(|m| m.len() > 0)
     }
 
     pub fn dim(&self) -> usize {
@@ -290,6 +434,18 @@ impl VectorStore {
         super::quantized::quantize_rows(vectors, dim, &mut rows);
         let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&compact).map_err(|e| Error::io(&compact, e))?;
         f.write_all(&rows).and_then(|_| f.sync_data()).map_err(|e| Error::io(&compact, e))?;
+        // The checksums of the last block so far (it grows) and the new ones.
+        let first_block = self.manifest.ids.len() / BLOCK_ROWS;
+        let from_row = first_block * BLOCK_ROWS;
+        let (data_crc, compact_crc) = {
+            let old_data = &self.data_bytes()[(from_row * self.row_bytes()).min(self.data_bytes().len())..];
+            let old_compact = &self.compact_bytes()[(from_row * self.compact_stride()).min(self.compact_bytes().len())..];
+            (
+                block_crcs(&[old_data, bytes.as_slice()].concat(), BLOCK_ROWS * self.row_bytes()),
+                block_crcs(&[old_compact, rows.as_slice()].concat(), BLOCK_ROWS * self.compact_stride()),
+            )
+        };
+        let checksummed = self.manifest.has_checksums();
         for (id, hash) in items {
             if let Some(&old) = self.rows.get(id) {
                 self.manifest.ids[old].clear();
@@ -298,8 +454,13 @@ impl VectorStore {
             self.manifest.ids.push(id.clone());
             self.manifest.hashes.push(*hash);
         }
-        let m = self.dir.join(MANIFEST);
-        write_atomic(&m, &serde_json::to_vec(&self.manifest).expect("manifest serializes"))?;
+        if checksummed {
+            self.manifest.crc.truncate(first_block);
+            self.manifest.crc.extend(data_crc);
+            self.manifest.crc_compact.truncate(first_block);
+            self.manifest.crc_compact.extend(compact_crc);
+        }
+        self.write_manifest()?;
         self.remap()
     }
 
@@ -553,16 +714,17 @@ mod tests {
         drop(s);
         std::fs::OpenOptions::new().write(true).open(dir.path().join(DATA)).unwrap().set_len(12).unwrap();
         let err = VectorStore::open(dir.path(), 2, "enc-a").err().expect("shorter than the manifest");
-        assert!(err.to_string().ends_with(
-            "vectors.f32: these vectors are damaged: the file holds 12 bytes but its manifest (vectors.json) lists 2 rows of 2 floats (16 bytes); run `citewise embed` to compute them again"
-        ), "{err}");
+        let library = dir.path().parent().unwrap().display().to_string();
+        assert!(err.to_string().ends_with(&format!(
+            "vectors.f32: these vectors are damaged: the file holds 12 bytes but its manifest (vectors.json) lists 2 rows of 2 floats (16 bytes); run `citewise --library {library} embed` to compute them again"
+        )), "{err}");
         let damage = VectorStore::inspect(dir.path()).unwrap_err();
         assert!(damage.path.ends_with(DATA), "{damage:?}");
         let (mut s, note) = VectorStore::open_or_reset(dir.path(), 2, "enc-a").unwrap();
         assert!(note.unwrap().contains("emptied and are computed again"));
         assert!(s.is_empty());
         s.append(&[("a".into(), 1)], &[1.0, 0.0]).unwrap();
-        assert_eq!(VectorStore::inspect(dir.path()).unwrap().unwrap(), StoreState { rows: 1, live: 1, dim: 2 });
+        assert_eq!(VectorStore::inspect(dir.path()).unwrap().unwrap(), StoreState { rows: 1, live: 1, dim: 2, verified: true });
     }
 
     #[test]

@@ -6,9 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use super::journal::{IndexStamp, Journal};
+use super::MetaError;
 use crate::index::health::{self, IndexKind};
 use crate::index::vectors::{StoreState, VectorStore};
 use crate::index::PaperIndex;
+use crate::util::citewise_command;
 
 /// Something wrong with a library, and the command that repairs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,9 +51,11 @@ pub fn verify(dir: &Path) -> Vec<Problem> {
 /// Verifies the library in `dir` and says what it holds. Changes nothing.
 pub fn inspect(dir: &Path) -> Report {
     let mut report = Report::default();
-    if !dir.join("library.json").exists() {
+    if !dir.join("library.json").exists() && !dir.join("papers").join("meta.json").exists() {
+        // No library here yet: nothing to verify.
         return report;
     }
+    report.problems.extend(meta_problem(dir));
     for (kind, sub) in [(IndexKind::Papers, "papers"), (IndexKind::Evidence, "evidence"), (IndexKind::Citances, "citances")] {
         let index = dir.join(sub);
         if !index.join("meta.json").exists() {
@@ -86,12 +90,54 @@ pub fn inspect(dir: &Path) -> Report {
                 report.stores.push((name, None));
                 report.problems.push(Problem {
                     what: format!("the vectors of the {name} are damaged: {}: {}", e.path.display(), e.why),
-                    repair: "run `citewise embed`, which empties them and computes them again".into(),
+                    repair: format!("run `{}`, which empties them and computes them again", citewise_command(dir, "embed")),
                 });
             }
         }
     }
     report
+}
+
+/// What is wrong with `library.json`, the file that says a directory holds
+/// a library and in which format: missing or not readable.
+fn meta_problem(dir: &Path) -> Option<Problem> {
+    let path = dir.join("library.json");
+    let has_papers = dir.join("papers").join("meta.json").exists();
+    let what = match super::read_meta(dir) {
+        Ok(_) => return None,
+        // No library here yet: nothing is damaged (`doctor` says so).
+        Err(MetaError::Missing) if !has_papers => return None,
+        Err(MetaError::Missing) => format!("{} is missing, though the library's papers are there", path.display()),
+        Err(MetaError::Unreadable(why)) => format!("{} does not read ({why})", path.display()),
+    };
+    let repair = if has_papers {
+        format!("run `{}`, which writes it again for the papers there", citewise_command(dir, "doctor --repair"))
+    } else {
+        format!("move {} away and import your papers again: {}", path.display(), citewise_command(dir, "import FILE.bib"))
+    };
+    Some(Problem { what, repair })
+}
+
+/// What `doctor --repair` mends by itself: a missing or unreadable
+/// `library.json` beside a paper index that reads (an unreadable one is kept
+/// as `library.json.bak`). Returns what was done.
+pub fn repair(dir: &Path) -> crate::error::Result<Vec<String>> {
+    let mut done = Vec::new();
+    let papers = dir.join("papers");
+    if meta_problem(dir).is_some() && papers.join("meta.json").exists() {
+        health::check(&papers).map_err(|why| {
+            crate::error::Error::Input(format!("the paper index at {} is damaged too ({why}); import your papers again", papers.display()))
+        })?;
+        let path = dir.join("library.json");
+        if path.exists() {
+            let backup = dir.join("library.json.bak");
+            std::fs::rename(&path, &backup).map_err(|e| crate::error::Error::io(&path, e))?;
+            done.push(format!("kept the unreadable {} as {}", path.display(), backup.display()));
+        }
+        super::write_meta(dir)?;
+        done.push(format!("wrote {}", path.display()));
+    }
+    Ok(done)
 }
 
 /// The import journal of the library in `dir` against its paper index:
@@ -103,7 +149,7 @@ pub fn journal_problem(dir: &Path, index: &IndexStamp) -> Option<Problem> {
         Err(e) => {
             return Some(Problem {
                 what: format!("the import journal does not read ({e})"),
-                repair: format!("delete {} and run `citewise import` on your paper files again", path.display()),
+                repair: format!("delete {} and run `{}` on your paper files again", path.display(), citewise_command(dir, "import")),
             })
         }
     };
@@ -115,7 +161,10 @@ pub fn journal_problem(dir: &Path, index: &IndexStamp) -> Option<Problem> {
     }
     Some(Problem {
         what: format!("the library at {} lost its paper records: its paper index holds {} papers, but {why}", dir.display(), index.records),
-        repair: format!("run `citewise import` on your files again (it reads them anew): citewise import {}", shown.join(" ")),
+        repair: format!(
+            "run `citewise import` on your files again (it reads them anew): {}",
+            citewise_command(dir, &format!("import {}", shown.join(" ")))
+        ),
     })
 }
 
@@ -130,7 +179,10 @@ fn evidence_journal_problem(dir: &Path, index: &IndexStamp) -> Option<Problem> {
             dir.display(),
             index.records
         ),
-        repair: "run `citewise import --evidence` on your citing-sentence files (PDFs, LaTeX, JSON Lines) again; it reads them anew".into(),
+        repair: format!(
+            "run `{}` on your citing-sentence files (PDFs, LaTeX, JSON Lines) again; it reads them anew",
+            citewise_command(dir, "import --evidence")
+        ),
     })
 }
 

@@ -28,6 +28,8 @@ use crate::evidence::record::{CitingPaper, EvidenceBuilder};
 use crate::evidence::sources::{read_sentences, CitingSentence, SourceReport};
 use crate::evidence::spans::extract_spans;
 use crate::evidence::store::EvidenceStats;
+use crate::limits::human;
+use crate::project::Project;
 
 /// Journal tag of JSON Lines files read with citing-paper sightings and
 /// citing sentences kept.
@@ -343,9 +345,14 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
     let shown = path.display().to_string();
     let kind = match input {
         EvidenceInput::Pdf(_) => DocKind::Pdf,
-        EvidenceInput::Markdown(_) => DocKind::Markdown,
+        EvidenceInput::Markdown { .. } => DocKind::Markdown,
         _ => DocKind::Latex,
     };
+    let limit = if kind == DocKind::Pdf { crate::limits::PDF_FILE } else { crate::limits::TEXT_FILE };
+    if let Some(size) = std::fs::metadata(path).ok().map(|m| m.len()).filter(|&n| n > limit) {
+        let why = format!("{shown}: {}, over the {} limit for one file; not read", human(size), human(limit));
+        return vec![Outcome::Skipped(kind, why)];
+    }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => return vec![Outcome::Skipped(kind, format!("{shown}: {e}"))],
@@ -364,7 +371,7 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
                 Err(why) => vec![Outcome::Skipped(kind, format!("{shown}: {why}"))],
             }
         }
-        EvidenceInput::Markdown(_) => match read_markdown(path) {
+        EvidenceInput::Markdown { project, .. } => match project_of(project).and_then(|p| read_markdown(path, &p)) {
             Ok((doc, problems)) => {
                 let stamp = stamp_of_inputs(&bytes, &doc);
                 if skip_if_done(stamp, "") {
@@ -374,10 +381,14 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
             }
             Err(e) => vec![Outcome::Skipped(kind, format!("{shown}: {e}"))],
         },
-        EvidenceInput::Latex(_) => {
+        EvidenceInput::Latex { project, .. } => {
+            let project = match project_of(project) {
+                Ok(p) => p,
+                Err(why) => return vec![Outcome::Skipped(kind, format!("{shown}: {why}"))],
+            };
             let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            let files = Files::Dir(dir);
+            let files = Files::Dir { project, dir };
             latex_document(&files, &name, path, "", &bytes, journal, force, linker)
         }
         EvidenceInput::Bundle(_) => {
@@ -390,6 +401,11 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
         }
         EvidenceInput::Sentences(_) => Vec::new(),
     }
+}
+
+/// The project a document's paths must stay in.
+fn project_of(root: &Path) -> std::result::Result<Project, String> {
+    Project::new(root).map_err(|e| format!("its project folder {} cannot be read ({e})", root.display()))
 }
 
 #[allow(clippy::too_many_arguments)]

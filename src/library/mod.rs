@@ -40,6 +40,31 @@ struct Meta {
     written_by: String,
 }
 
+/// Why `library.json` gave no description.
+#[derive(Debug)]
+pub enum MetaError {
+    Missing,
+    /// It does not read (why, in words).
+    Unreadable(String),
+}
+
+/// The description of the library in `dir` (`library.json`).
+fn read_meta(dir: &Path) -> std::result::Result<Meta, MetaError> {
+    let path = dir.join("library.json");
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(MetaError::Missing),
+        Err(e) => return Err(MetaError::Unreadable(e.to_string())),
+    };
+    serde_json::from_slice(&bytes).map_err(|e| MetaError::Unreadable(e.to_string()))
+}
+
+/// Writes `library.json` for this build's format.
+fn write_meta(dir: &Path) -> Result<()> {
+    let meta = Meta { format: FORMAT, written_by: env!("CARGO_PKG_VERSION").into() };
+    crate::util::write_atomic(&dir.join("library.json"), serde_json::to_string_pretty(&meta).expect("serializes").as_bytes())
+}
+
 /// An opened library.
 pub struct Library {
     dir: PathBuf,
@@ -54,8 +79,7 @@ pub struct Library {
 impl Library {
     /// The platform data directory (e.g. `~/.local/share/citewise/library`).
     pub fn default_dir() -> Result<PathBuf> {
-        directories::ProjectDirs::from("", "", "citewise")
-            .map(|d| d.data_dir().join("library"))
+        crate::util::default_library_dir()
             .ok_or_else(|| Error::Missing("no home directory: pass --library DIR or set CITEWISE_LIBRARY".into()))
     }
 
@@ -65,12 +89,22 @@ impl Library {
         let meta_path = dir.join("library.json");
         if !meta_path.exists() {
             if dir.join("papers").join("meta.json").exists() {
-                return Err(Self::stale(dir, "it has no library.json"));
+                return Err(Self::missing_meta(dir));
             }
-            let meta = Meta { format: FORMAT, written_by: env!("CARGO_PKG_VERSION").into() };
-            crate::util::write_atomic(&meta_path, serde_json::to_string_pretty(&meta).unwrap().as_bytes())?;
+            write_meta(dir)?;
         }
         Self::open(dir)
+    }
+
+    fn missing_meta(dir: &Path) -> Error {
+        Error::Corrupt {
+            path: dir.join("library.json"),
+            source: format!(
+                "is missing, though the library's papers are there; run `{}` to write it again",
+                crate::util::citewise_command(dir, "doctor --repair")
+            )
+            .into(),
+        }
     }
 
     /// Opens an existing library; a missing or incompatible one is an error
@@ -84,18 +118,27 @@ impl Library {
     /// the same papers with another set of evidence.
     pub fn open_with_evidence(dir: &Path, evidence_root: &Path) -> Result<Library> {
         let meta_path = dir.join("library.json");
-        let text = std::fs::read_to_string(&meta_path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                Error::Missing(format!(
-                    "no library at {}: import papers first with `citewise import FILE.bib` (or pass --library DIR)",
-                    dir.display()
-                ))
-            } else {
-                Error::io(&meta_path, e)
+        let meta = match read_meta(dir) {
+            Ok(meta) => meta,
+            Err(MetaError::Missing) if dir.join("papers").join("meta.json").exists() => return Err(Self::missing_meta(dir)),
+            Err(MetaError::Missing) => {
+                return Err(Error::Missing(format!(
+                    "no library at {}: import papers first with `{}` (or pass --library DIR)",
+                    dir.display(),
+                    crate::util::citewise_command(dir, "import FILE.bib")
+                )))
             }
-        })?;
-        let meta: Meta =
-            serde_json::from_str(&text).map_err(|e| Error::Parse { path: meta_path.clone(), line: e.line(), reason: e.to_string() })?;
+            Err(MetaError::Unreadable(why)) => {
+                return Err(Error::Corrupt {
+                    path: meta_path,
+                    source: format!(
+                        "does not read as a citewise library's description ({why}); run `{}` to write it again",
+                        crate::util::citewise_command(dir, "doctor --repair")
+                    )
+                    .into(),
+                })
+            }
+        };
         if meta.format != FORMAT {
             return Err(Self::stale(
                 dir,
@@ -111,8 +154,11 @@ impl Library {
     fn stale(dir: &Path, why: &str) -> Error {
         Error::Corrupt {
             path: dir.to_path_buf(),
-            source: format!("cannot be read: {why}. Rebuild it: move the directory away and run `citewise import` on your files again")
-                .into(),
+            source: format!(
+                "cannot be read: {why}. Rebuild it: move the directory away and run `{}` on your files again",
+                crate::util::citewise_command(dir, "import")
+            )
+            .into(),
         }
     }
 

@@ -29,7 +29,8 @@ const EVIDENCE_SHOWN: usize = 3;
 pub fn offered(doc: &Document, candidates: &[Candidate], style: KeyStyle) -> Vec<(String, Candidate)> {
     let with_papers: Vec<&Candidate> = candidates.iter().filter(|c| c.paper.is_some()).collect();
     let papers: Vec<Paper> = with_papers.iter().filter_map(|c| c.paper.clone()).collect();
-    let keys = planned_keys(&doc.bibliography(), &papers, style).unwrap_or_else(|_| papers.iter().map(|p| base_key(p, style)).collect());
+    let planned = doc.bibliography().ok().and_then(|bib| planned_keys(&bib, &papers, style).ok());
+    let keys = planned.unwrap_or_else(|| papers.iter().map(|p| base_key(p, style)).collect());
     let cited = cited_keys_in(&doc.text, doc.syntax);
     with_papers
         .into_iter()

@@ -8,6 +8,7 @@ use lsp_types::{Position, Range, Url};
 use regex::Regex;
 
 use crate::export::cite::CiteSyntax;
+use crate::project::{Project, Refused};
 
 /// An open document.
 #[derive(Debug, Clone)]
@@ -18,6 +19,9 @@ pub struct Document {
     pub syntax: CiteSyntax,
     pub text: String,
     pub version: i32,
+    /// The project its paths must stay in (its workspace folder, else its
+    /// own folder); none for a document that is not a file.
+    pub project: Option<Project>,
 }
 
 /// Documents over this size are not read for recommendations (their
@@ -33,7 +37,19 @@ impl Document {
             "latex" | "tex" | "plaintex" | "bibtex" => CiteSyntax::Latex,
             _ => path.as_deref().map(CiteSyntax::for_file).unwrap_or_default(),
         };
-        Document { uri, path, syntax, text, version }
+        let project = path.as_deref().and_then(|p| Project::of_file(p).ok());
+        Document { uri, path, syntax, text, version, project }
+    }
+
+    /// The same document in the project of the first of `roots` (workspace
+    /// folders) that holds it; else it keeps its own folder.
+    pub fn in_workspace(mut self, roots: &[Project]) -> Document {
+        if let Some(path) = &self.path {
+            if let Some(root) = roots.iter().filter(|r| r.contains(path)).max_by_key(|r| r.root().components().count()) {
+                self.project = Some(root.clone());
+            }
+        }
+        self
     }
 
     /// The byte offset of a protocol position (a UTF-16 column), or none
@@ -82,26 +98,40 @@ impl Document {
         (row, before[line_start..].chars().count())
     }
 
-    /// The bibliography file the document names (`\bibliography{refs}`,
+    /// The bibliography the document names (`\bibliography{refs}`,
     /// `\addbibresource{refs.bib}`, front matter `bibliography: refs.bib`,
-    /// Typst `#bibliography("refs.bib")`), else `references.bib` beside it.
-    pub fn bibliography(&self) -> PathBuf {
+    /// Typst `#bibliography("refs.bib")`) as written, with the byte range
+    /// of the name; none: it names none.
+    pub fn bibliography_named(&self) -> Option<(String, std::ops::Range<usize>)> {
         static LATEX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\(bibliography|addbibresource)\{([^}]+)\}").unwrap());
         static FRONT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"(?m)^bibliography:\s*["']?([^"'\n]+?)["']?\s*$"#).unwrap());
         static TYPST: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"#bibliography\(\s*"([^"]+)""#).unwrap());
-        let dir = self.path.as_deref().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
         let named = if let Some(c) = LATEX.captures(&self.text) {
-            let first = c[2].split(',').next().unwrap_or("").trim().to_string();
-            Some(if &c[1] == "bibliography" && !first.ends_with(".bib") { format!("{first}.bib") } else { first })
+            let all = c.get(2).expect("group 2");
+            let first = all.as_str().split(',').next().unwrap_or("").trim().to_string();
+            let name = if &c[1] == "bibliography" && !first.ends_with(".bib") { format!("{first}.bib") } else { first };
+            Some((name, all.range()))
         } else if let Some(c) = FRONT.captures(&self.text) {
-            Some(c[1].trim().to_string())
+            let m = c.get(1).expect("group 1");
+            Some((m.as_str().trim().to_string(), m.range()))
         } else {
-            TYPST.captures(&self.text).map(|c| c[1].to_string())
+            TYPST.captures(&self.text).map(|c| {
+                let m = c.get(1).expect("group 1");
+                (m.as_str().to_string(), m.range())
+            })
         };
-        match named.filter(|n| !n.is_empty()) {
-            Some(n) => dir.join(n),
-            None => dir.join("references.bib"),
-        }
+        named.filter(|(n, _)| !n.is_empty())
+    }
+
+    /// The bibliography file: the one the document names, else
+    /// `references.bib` beside it; it must lie inside the document's
+    /// project ([`crate::project`]), for reading and for writing.
+    pub fn bibliography(&self) -> Result<PathBuf, Refused> {
+        let named = self.bibliography_named().map_or_else(|| "references.bib".to_string(), |(n, _)| n);
+        let (Some(project), Some(dir)) = (&self.project, self.path.as_deref().and_then(Path::parent)) else {
+            return Err(Refused::Unreadable { named, why: "the document is not a file in a folder".into() });
+        };
+        project.resolve(dir, &named)
     }
 
     /// Every citation key the document cites, with its byte range.
@@ -177,11 +207,33 @@ mod tests {
 
     #[test]
     fn the_bibliography_is_found_for_each_syntax() {
-        assert_eq!(doc("a.tex", r"\bibliography{refs,more}").bibliography(), PathBuf::from("/tmp/d/refs.bib"));
-        assert_eq!(doc("a.tex", r"\addbibresource{lib/x.bib}").bibliography(), PathBuf::from("/tmp/d/lib/x.bib"));
-        assert_eq!(doc("a.md", "---\nbibliography: \"my refs.bib\"\n---\n").bibliography(), PathBuf::from("/tmp/d/my refs.bib"));
-        assert_eq!(doc("a.typ", r#"#bibliography("works.bib")"#).bibliography(), PathBuf::from("/tmp/d/works.bib"));
-        assert_eq!(doc("a.tex", "no bibliography").bibliography(), PathBuf::from("/tmp/d/references.bib"));
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("d");
+        std::fs::create_dir_all(&d).unwrap();
+        let real = d.canonicalize().unwrap();
+        let doc = |name: &str, text: &str| Document::new(Url::from_file_path(d.join(name)).unwrap(), "", text.to_string(), 1);
+        assert_eq!(doc("a.tex", r"\bibliography{refs,more}").bibliography().unwrap(), real.join("refs.bib"));
+        assert_eq!(doc("a.tex", r"\addbibresource{lib/x.bib}").bibliography().unwrap(), real.join("lib/x.bib"));
+        assert_eq!(doc("a.md", "---\nbibliography: \"my refs.bib\"\n---\n").bibliography().unwrap(), real.join("my refs.bib"));
+        assert_eq!(doc("a.typ", r#"#bibliography("works.bib")"#).bibliography().unwrap(), real.join("works.bib"));
+        assert_eq!(doc("a.tex", "no bibliography").bibliography().unwrap(), real.join("references.bib"));
+        // Outside the project: refused, whatever the syntax.
+        for (name, text) in [
+            ("a.tex", r"\addbibresource{/etc/x.bib}"),
+            ("a.tex", r"\bibliography{../elsewhere/x}"),
+            ("a.md", "---\nbibliography: ../x.bib\n---\n"),
+            ("a.typ", r#"#bibliography("/tmp/../etc/works.bib")"#),
+        ] {
+            let e = doc(name, text).bibliography().unwrap_err();
+            assert!(e.to_string().contains("outside the project"), "{text}: {e}");
+        }
+        // A workspace folder above the document widens its project.
+        let sub = d.join("chapters");
+        std::fs::create_dir_all(&sub).unwrap();
+        let inner = Document::new(Url::from_file_path(sub.join("c.tex")).unwrap(), "", r"\bibliography{../refs}".into(), 1);
+        assert!(inner.bibliography().is_err(), "its own folder is its project");
+        let inner = inner.in_workspace(&[Project::new(&d).unwrap()]);
+        assert_eq!(inner.bibliography().unwrap(), real.join("refs.bib"));
     }
 
     #[test]

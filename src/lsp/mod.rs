@@ -15,6 +15,7 @@ pub mod answer;
 pub mod documents;
 pub mod latency;
 pub mod slots;
+pub mod transport;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc;
@@ -69,11 +70,14 @@ pub struct Options {
     pub background: Vec<Phase>,
 }
 
-/// Serves on stdin/stdout until the client says `exit`.
+/// Serves on stdin/stdout until the client says `exit` or closes stdin.
+/// Frames are read under a budget ([`transport`]); background work is not
+/// waited for (what it committed stays; the next start resumes).
 pub fn serve_stdio(options: Options) -> Result<()> {
-    let (connection, io) = Connection::stdio();
-    serve(connection, options)?;
-    io.join().map_err(|e| Error::io("stdio", e))
+    let (connection, transport) = transport::stdio();
+    let served = serve(connection, options);
+    transport.flush(Duration::from_secs(1));
+    served
 }
 
 /// Serves on `connection` (stdio, or in memory for tests).
@@ -96,7 +100,8 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         ..Default::default()
     };
     let caps = serde_json::to_value(capabilities).map_err(Error::Encode)?;
-    connection.initialize(caps).map_err(|e| Error::Input(format!("language server: {e}")))?;
+    let params = connection.initialize(caps).map_err(|e| Error::Input(format!("language server: {e}")))?;
+    let roots = workspace_roots(&params);
     let Options { library, models, stages, key_style, results, background } = options;
     let models = Arc::new(models);
     let recommender = match &stages {
@@ -116,21 +121,56 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     } else {
         (jobs, None)
     };
-    let settings = ServerSettings { library, key_style, results };
+    let settings = ServerSettings { library, key_style, results, roots };
+    let stop_encoding = encoding.as_ref().map(BackgroundEncoding::stopper);
     let mut server = Server::new(connection.sender.clone(), settings, recommender, jobs, encoding);
+    let mut shutting_down = false;
     for msg in &connection.receiver {
         match msg {
-            Message::Request(req) => {
-                if connection.handle_shutdown(&req).map_err(|e| Error::Input(format!("language server: {e}")))? {
-                    break;
+            Message::Request(req) if req.method == lsp_types::request::Shutdown::METHOD => {
+                shutting_down = true;
+                server.shared.send(Response::new_ok(req.id, ()));
+            }
+            Message::Request(req) if shutting_down => {
+                server.shared.send(Response::new_err(req.id, ErrorCode::InvalidRequest as i32, "the server is shutting down".into()));
+            }
+            Message::Request(req) => server.request(req),
+            Message::Notification(n) if n.method == lsp_types::notification::Exit::METHOD => {
+                if let Some(stop) = &stop_encoding {
+                    stop.stop();
                 }
-                server.request(req);
+                // The protocol: exit code 1 unless `shutdown` came first.
+                return if shutting_down { Ok(()) } else { Err(Error::Input("the client said `exit` without `shutdown` first".into())) };
             }
             Message::Notification(n) => server.notification(n),
             Message::Response(_) => {}
         }
     }
+    // `exit`, or the client closed the stream: background encoding stops
+    // at its next piece (and is not waited for).
+    if let Some(stop) = stop_encoding {
+        stop.stop();
+    }
     Ok(())
+}
+
+/// The workspace folders the client named (`workspaceFolders`, else
+/// `rootUri`, else `rootPath`): the projects of the documents in them.
+fn workspace_roots(params: &serde_json::Value) -> Vec<crate::project::Project> {
+    let mut paths: Vec<std::path::PathBuf> = params["workspaceFolders"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| Url::parse(f["uri"].as_str()?).ok()?.to_file_path().ok())
+        .collect();
+    if paths.is_empty() {
+        if let Some(root) = params["rootUri"].as_str().and_then(|u| Url::parse(u).ok()).and_then(|u| u.to_file_path().ok()) {
+            paths.push(root);
+        } else if let Some(root) = params["rootPath"].as_str() {
+            paths.push(root.into());
+        }
+    }
+    paths.iter().filter_map(|p| crate::project::Project::new(p).ok()).collect()
 }
 
 /// A recommendation the worker computes.
@@ -160,6 +200,9 @@ struct Shared {
     cancelled: Arc<Mutex<HashSet<RequestId>>>,
     /// Papers offered per document, by key (for the bibliography, resolve).
     offered: Arc<Mutex<HashMap<Url, HashMap<String, Candidate>>>>,
+    /// What the user was already shown (a refused write, a document too
+    /// large), so that typing does not repeat it.
+    told: Arc<Mutex<HashSet<String>>>,
 }
 
 /// What the server was started with.
@@ -167,6 +210,8 @@ struct ServerSettings {
     library: Arc<Library>,
     key_style: KeyStyle,
     results: usize,
+    /// The workspace folders: the projects of the documents in them.
+    roots: Vec<crate::project::Project>,
 }
 
 /// The recommender thread's state beside its queue.
@@ -184,6 +229,7 @@ struct Server {
     docs: HashMap<Url, Document>,
     jobs: mpsc::Sender<Job>,
     results: usize,
+    roots: Vec<crate::project::Project>,
 }
 
 impl Server {
@@ -201,6 +247,7 @@ impl Server {
             generations: Arc::default(),
             cancelled: Arc::default(),
             offered: Arc::default(),
+            told: Arc::default(),
         };
         let (jobs, queue) = mpsc::channel::<Job>();
         let worker = shared.clone();
@@ -213,7 +260,7 @@ impl Server {
             let (shared, reload) = (shared.clone(), reload.clone());
             let _ = std::thread::Builder::new().name("lsp-encoding".into()).spawn(move || report_encoding(&shared, &encoding, &reload));
         }
-        Server { shared, docs: HashMap::new(), jobs, results: options.results }
+        Server { shared, docs: HashMap::new(), jobs, results: options.results, roots: options.roots }
     }
 
     fn request(&mut self, req: Request) {
@@ -236,7 +283,8 @@ impl Server {
         let outcome = match n.method.as_str() {
             lsp_types::notification::DidOpenTextDocument::METHOD => notification_params(n).map(|p: DidOpenTextDocumentParams| {
                 let d = p.text_document;
-                self.docs.insert(d.uri.clone(), Document::new(d.uri.clone(), &d.language_id, d.text, d.version));
+                let doc = Document::new(d.uri.clone(), &d.language_id, d.text, d.version).in_workspace(&self.roots);
+                self.docs.insert(d.uri.clone(), doc);
                 self.changed(&d.uri);
             }),
             lsp_types::notification::DidChangeTextDocument::METHOD => notification_params(n).map(|p: DidChangeTextDocumentParams| {
@@ -304,7 +352,18 @@ impl Server {
         let Ok(doc) = self.document(&pos.text_document.uri) else {
             return self.shared.reply(id, Err((ErrorCode::InvalidParams, format!("{} is not open", pos.text_document.uri))));
         };
-        let slot = doc.offset(pos.position).filter(|_| doc.text.len() <= MAX_TEXT).and_then(|cursor| slot_at(doc, cursor));
+        if doc.text.len() > MAX_TEXT {
+            let name =
+                doc.path.as_deref().and_then(|p| p.file_name()).map_or_else(|| doc.uri.to_string(), |n| n.to_string_lossy().into_owned());
+            let message = format!(
+                "{name} is {}, over the {} citewise reads for recommendations; no citations are offered in it",
+                crate::limits::human(doc.text.len() as u64),
+                crate::limits::human(MAX_TEXT as u64)
+            );
+            self.shared.tell_once(MessageType::WARNING, &message);
+            return self.shared.reply(id, Ok(serde_json::Value::Null));
+        }
+        let slot = doc.offset(pos.position).and_then(|cursor| slot_at(doc, cursor));
         let Some(slot) = slot else {
             // Not in a citation: nothing to offer.
             return self.shared.reply(id, Ok(serde_json::Value::Null));
@@ -362,7 +421,7 @@ impl Server {
             let answer = shared.paper_for_key(&doc, &key).map(|(paper, evidence)| Hover {
                 contents: HoverContents::Markup(MarkupContent {
                     kind: MarkupKind::Markdown,
-                    value: hover_markdown(&paper, &evidence, &doc.bibliography()),
+                    value: hover_markdown(&paper, &evidence, &doc.bibliography().unwrap_or_else(|_| "the bibliography".into())),
                 }),
                 range: Some(range),
             });
@@ -389,11 +448,29 @@ impl Server {
             let paper =
                 shared.offered.lock().unwrap_or_else(|e| e.into_inner()).get(&uri).and_then(|o| o.get(&key)).and_then(|c| c.paper.clone());
             let outcome = match paper {
-                Some(p) => shared.export(&doc, &[p]).map(|_| serde_json::Value::Null),
+                Some(p) => shared.export(&doc, &[p], true).map(|_| serde_json::Value::Null),
                 None => Err((ErrorCode::InvalidParams, format!("`{key}` was not offered for {uri}"))),
             };
             shared.reply(id, outcome);
         });
+    }
+}
+
+/// The file papers for `doc` may be written to: its bibliography, inside
+/// its project, and a BibTeX file (a `.bib` name, or an existing file that
+/// reads as BibTeX). Else why not.
+fn writable_bibliography(doc: &Document) -> std::result::Result<std::path::PathBuf, String> {
+    let bib = doc.bibliography().map_err(|e| format!("{e}; it writes only inside the project"))?;
+    if bib.extension().is_some_and(|e| e.eq_ignore_ascii_case("bib")) {
+        return Ok(bib);
+    }
+    let is_bibtex = bib.is_file()
+        && crate::corpus::source::read_bytes(&bib)
+            .is_ok_and(|b| parse_source(&crate::corpus::source::decode_text(&b).text).iter().any(|o| matches!(o, EntryOutcome::Paper(_))));
+    if is_bibtex {
+        Ok(bib)
+    } else {
+        Err(format!("{} is not a BibTeX file (no .bib name, no entries in it); nothing was written", bib.display()))
     }
 }
 
@@ -449,9 +526,23 @@ impl Shared {
     }
 
     /// Writes papers to the document's bibliography (atomic, de-duplicated,
-    /// with a backup: the editor's export).
-    fn export(&self, doc: &Document, papers: &[Paper]) -> std::result::Result<(), (ErrorCode, String)> {
-        let bib = doc.bibliography();
+    /// with a backup: the editor's export): only a BibTeX file inside the
+    /// document's project. A refusal or failure is shown to the user
+    /// (`explicit`: every time; else once per document and reason).
+    fn export(&self, doc: &Document, papers: &[Paper], explicit: bool) -> std::result::Result<(), (ErrorCode, String)> {
+        let bib = match writable_bibliography(doc) {
+            Ok(bib) => bib,
+            Err(why) => {
+                let message = format!("citewise did not add to the bibliography: {why}");
+                self.log(MessageType::ERROR, &message);
+                if explicit {
+                    self.show(MessageType::ERROR, &message);
+                } else {
+                    self.tell_once(MessageType::ERROR, &message);
+                }
+                return Err((ErrorCode::RequestFailed, message));
+            }
+        };
         match crate::export::bibfile::export(&bib, papers, self.key_style) {
             Ok(report) => {
                 if report.added() > 0 {
@@ -462,8 +553,25 @@ impl Shared {
             Err(e) => {
                 let message = format!("could not add to {}: {e}", bib.display());
                 self.log(MessageType::ERROR, &message);
+                if explicit {
+                    self.show(MessageType::ERROR, &message);
+                } else {
+                    self.tell_once(MessageType::ERROR, &message);
+                }
                 Err((ErrorCode::RequestFailed, message))
             }
+        }
+    }
+
+    /// A message the user sees (`window/showMessage`).
+    fn show(&self, kind: MessageType, message: &str) {
+        self.notify::<lsp_types::notification::ShowMessage>(lsp_types::ShowMessageParams { typ: kind, message: message.to_string() });
+    }
+
+    /// [`Shared::show`], once per message for the server's life.
+    fn tell_once(&self, kind: MessageType, message: &str) {
+        if self.told.lock().unwrap_or_else(|e| e.into_inner()).insert(message.to_string()) {
+            self.show(kind, message);
         }
     }
 
@@ -476,21 +584,40 @@ impl Shared {
             offers.iter().filter(|(k, _)| cited.contains(*k)).filter_map(|(_, c)| c.paper.clone()).collect()
         };
         if !papers.is_empty() {
-            let _ = self.export(doc, &papers);
+            let _ = self.export(doc, &papers, false);
         }
     }
 
     /// Warnings for keys neither the bibliography nor the library knows,
     /// hints for bibliography entries without a title.
     fn publish_diagnostics(&self, doc: &Document) {
-        let bib = doc.bibliography();
-        let entries = crate::export::bibfile::entries_of(&bib).unwrap_or_default();
-        // Every key the file declares, read or not (an entry without a
-        // title is not read as a paper).
-        let declared = std::fs::read(&bib).map(|b| bib_keys(&crate::corpus::source::decode_text(&b).text)).unwrap_or_default();
+        let mut diagnostics = Vec::new();
+        let (bib, entries, declared) = match doc.bibliography() {
+            Ok(bib) => {
+                let entries = crate::export::bibfile::entries_of(&bib).unwrap_or_default();
+                // Every key the file declares, read or not (an entry without
+                // a title is not read as a paper).
+                let declared = crate::corpus::source::read_bytes(&bib)
+                    .map(|b| bib_keys(&crate::corpus::source::decode_text(&b).text))
+                    .unwrap_or_default();
+                (bib, entries, declared)
+            }
+            Err(refused) => {
+                // Said where the document names it; nothing is read from it.
+                let range = doc.bibliography_named().map_or(0..0, |(_, r)| r);
+                diagnostics.push(Diagnostic {
+                    range: doc.range(range.start, range.end),
+                    severity: Some(DiagnosticSeverity::WARNING),
+                    source: Some("citewise".into()),
+                    message: format!("{refused}: citewise neither reads nor writes it"),
+                    ..Default::default()
+                });
+                let named = doc.bibliography_named().map_or_else(|| "references.bib".into(), |(n, _)| n);
+                (std::path::PathBuf::from(named), Vec::new(), HashSet::new())
+            }
+        };
         let offered: HashSet<String> =
             self.offered.lock().unwrap_or_else(|e| e.into_inner()).get(&doc.uri).map(|o| o.keys().cloned().collect()).unwrap_or_default();
-        let mut diagnostics = Vec::new();
         for (key, range) in doc.citations() {
             let entry = entries.iter().find(|(k, _, _)| *k == key);
             let (severity, message) = match entry {
@@ -521,8 +648,7 @@ impl Shared {
     /// The paper a key stands for (the bibliography's entry, with the
     /// library's record when it has one) and what other papers cited it for.
     fn paper_for_key(&self, doc: &Document, key: &str) -> Option<(Paper, Vec<crate::pipeline::channel::EvidenceSnippet>)> {
-        let bib = doc.bibliography();
-        let from_bib = std::fs::read(&bib).ok().and_then(|bytes| {
+        let from_bib = doc.bibliography().ok().and_then(|bib| crate::corpus::source::read_bytes(&bib).ok()).and_then(|bytes| {
             let text = crate::corpus::source::decode_text(&bytes).text;
             parse_source(&text).into_iter().find_map(|o| match o {
                 EntryOutcome::Paper(p) if p.key == key => Some(*p),

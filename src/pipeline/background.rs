@@ -107,6 +107,16 @@ pub struct BackgroundEncoding {
     stop: Arc<AtomicBool>,
 }
 
+/// Stops a [`BackgroundEncoding`] at the piece each thread is on.
+#[derive(Clone)]
+pub struct EncodingStop(Arc<AtomicBool>);
+
+impl EncodingStop {
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Progress events at most this often (the last of a phase always goes).
 const REPORT_EVERY: Duration = Duration::from_millis(250);
 
@@ -143,6 +153,12 @@ impl BackgroundEncoding {
             }
         });
         BackgroundEncoding { events, stop }
+    }
+
+    /// A handle that stops the encoding from another thread than the one
+    /// that reads its events (as dropping this handle would).
+    pub fn stopper(&self) -> EncodingStop {
+        EncodingStop(self.stop.clone())
     }
 
     /// A pending event, without waiting.

@@ -466,10 +466,16 @@ impl App {
                     self.status = format!("inserted {citation}");
                     self.marked.clear();
                 } else {
+                    let file =
+                        report.file.file_name().map_or_else(|| report.file.display().to_string(), |n| n.to_string_lossy().into_owned());
+                    self.status = format!("exported {} paper{} to {file}", keys.len(), if keys.len() == 1 { "" } else { "s" });
                     self.overlay = Overlay::Message { title: "Exported".into(), lines };
                 }
             }
-            Err(e) => self.overlay = Overlay::Message { title: "Export failed".into(), lines: vec![e] },
+            Err(e) => {
+                self.status = "export failed (nothing was written)".into();
+                self.overlay = Overlay::Message { title: "Export failed".into(), lines: vec![e] };
+            }
         }
     }
 

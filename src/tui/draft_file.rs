@@ -14,12 +14,15 @@ pub struct DraftFormat {
     pub bom: bool,
     /// The file ends with a line end.
     pub final_newline: bool,
+    /// The file is not UTF-8: it was read (and is written) as
+    /// Windows-1252 / Latin-1.
+    pub windows_1252: bool,
 }
 
 impl Default for DraftFormat {
     /// A new file: LF, no byte order mark, a final newline.
     fn default() -> Self {
-        DraftFormat { crlf: false, bom: false, final_newline: true }
+        DraftFormat { crlf: false, bom: false, final_newline: true, windows_1252: false }
     }
 }
 
@@ -33,8 +36,12 @@ impl DraftFormat {
         };
         let newlines = content.matches('\n').count();
         let crlf = content.matches("\r\n").count();
-        let format =
-            DraftFormat { crlf: newlines > 0 && crlf * 2 > newlines, bom, final_newline: content.is_empty() || content.ends_with('\n') };
+        let format = DraftFormat {
+            crlf: newlines > 0 && crlf * 2 > newlines,
+            bom,
+            final_newline: content.is_empty() || content.ends_with('\n'),
+            windows_1252: false,
+        };
         let text = if crlf > 0 { content.replace("\r\n", "\n") } else { content.to_string() };
         (text, format)
     }
@@ -57,20 +64,53 @@ impl DraftFormat {
     }
 }
 
+/// A draft as read.
+pub struct Loaded {
+    pub text: String,
+    pub format: DraftFormat,
+    /// What the user should know about how it was read (`file:LINE: not
+    /// valid UTF-8 …`), as `import` says it.
+    pub note: Option<String>,
+}
+
 /// Reads a draft: its text as the editor shows it and its format (a file
-/// that does not exist yet reads as empty, in the default format).
-pub fn load(path: &Path) -> Result<(String, DraftFormat)> {
-    match std::fs::read_to_string(path) {
-        Ok(content) => Ok(DraftFormat::of(&content)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((String::new(), DraftFormat::default())),
-        Err(e) => Err(Error::io(path, e)),
+/// that does not exist yet reads as empty, in the default format). A file
+/// that is not UTF-8 reads as `import` reads one: each line that is not
+/// valid UTF-8 as Windows-1252, said with its line number. A file with no
+/// UTF-8 in it at all is written back as Windows-1252; one that mixes
+/// them is written as UTF-8.
+pub fn load(path: &Path) -> Result<Loaded> {
+    let bytes = match crate::corpus::source::read_bytes_up_to(path, crate::limits::TEXT_FILE) {
+        Ok(b) => b,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Loaded { text: String::new(), format: DraftFormat::default(), note: None })
+        }
+        Err(e) => return Err(e),
+    };
+    if let Ok(content) = std::str::from_utf8(&bytes) {
+        let (text, format) = DraftFormat::of(content);
+        return Ok(Loaded { text, format, note: None });
     }
+    let decoded = crate::corpus::source::decode_text(&bytes);
+    let note = decoded.note(path);
+    let (text, mut format) = DraftFormat::of(&decoded.text);
+    // Valid multi-byte UTF-8 anywhere: the file is UTF-8 with a stray byte.
+    let utf8_lines = bytes.split(|&b| b == b'\n').filter(|l| !l.is_ascii() && std::str::from_utf8(l).is_ok()).count();
+    format.windows_1252 = utf8_lines == 0;
+    Ok(Loaded { text, format, note })
 }
 
 /// Writes the editor's `text` to the draft atomically, in `format` (through
 /// a symbolic link to the file it points to, keeping its permissions).
 pub fn save(path: &Path, text: &str, format: &DraftFormat) -> Result<()> {
-    crate::util::write_atomic(path, format.encode(text).as_bytes())
+    let content = format.encode(text);
+    let bytes = if format.windows_1252 {
+        let layout = crate::export::encoding::Layout { windows_1252: true, crlf: false };
+        layout.encode(&content).map_err(|why| Error::Input(format!("{}: {why}", path.display())))?
+    } else {
+        content.into_bytes()
+    };
+    crate::util::write_atomic(path, &bytes)
 }
 
 #[cfg(test)]
@@ -104,10 +144,34 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("draft.tex");
         std::fs::write(&p, "\\section{A}\r\nText.\r\n").unwrap();
-        let (text, format) = load(&p).unwrap();
+        let Loaded { text, format, note } = load(&p).unwrap();
         assert_eq!(text, "\\section{A}\nText.\n");
+        assert!(note.is_none());
         save(&p, &format!("{text}More."), &format).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"\\section{A}\r\nText.\r\nMore.\r\n");
-        assert_eq!(load(&dir.path().join("new.tex")).unwrap(), (String::new(), DraftFormat::default()));
+        let new = load(&dir.path().join("new.tex")).unwrap();
+        assert_eq!((new.text.as_str(), new.format), ("", DraftFormat::default()));
+    }
+
+    #[test]
+    fn a_latin1_draft_opens_with_its_line_named_and_is_saved_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("draft.tex");
+        // "café" in Latin-1 on line 2.
+        std::fs::write(&p, b"\\section{A}\nA caf\xe9 study.\n").unwrap();
+        let Loaded { text, format, note } = load(&p).unwrap();
+        assert_eq!(text, "\\section{A}\nA café study.\n");
+        assert_eq!(note.unwrap(), format!("{}:2: not valid UTF-8; this line was read as Windows-1252", p.display()));
+        assert!(format.windows_1252);
+        save(&p, &format!("{text}Déjà vu.\n"), &format).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"\\section{A}\nA caf\xe9 study.\nD\xe9j\xe0 vu.\n", "written back in Latin-1");
+        // A character Latin-1 cannot hold: an error that says so, the file untouched.
+        let e = save(&p, "x \u{1F600}", &format).unwrap_err().to_string();
+        assert!(e.contains("cannot hold"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"\\section{A}\nA caf\xe9 study.\nD\xe9j\xe0 vu.\n");
+        // A UTF-8 draft with one stray byte stays UTF-8.
+        std::fs::write(&p, b"\xc3\x9cnicode line\nstray \xe9\n").unwrap();
+        let loaded = load(&p).unwrap();
+        assert!(!loaded.format.windows_1252 && loaded.note.unwrap().contains(":2: not valid UTF-8"));
     }
 }

@@ -72,9 +72,12 @@ pub fn prepare(opts: Options) -> Result<Session> {
     };
     let theme = Theme::load(&config.theme, Config::dir().map(|d| d.join("themes")).as_deref())?;
     let library = Arc::new(Library::open(&opts.library)?);
-    let (text, format) = match &opts.draft {
-        Some(p) => draft_file::load(p)?,
-        None => (String::new(), DraftFormat::default()),
+    let (text, format, note) = match &opts.draft {
+        Some(p) => {
+            let loaded = draft_file::load(p)?;
+            (loaded.text, loaded.format, loaded.note)
+        }
+        None => (String::new(), DraftFormat::default(), None),
     };
     let bib = opts.bib.clone().unwrap_or_else(|| {
         let dir = opts.draft.as_ref().and_then(|d| d.parent()).map(PathBuf::from).unwrap_or_default();
@@ -84,6 +87,9 @@ pub fn prepare(opts: Options) -> Result<Session> {
     let mut app = App::new(&text, opts.draft.clone(), bib.clone(), settings);
     app.set_bib_entries(entries_of(&bib).unwrap_or_default());
     app.cursor_to_end();
+    if let Some(note) = note {
+        app.set_status(note);
+    }
     let autosave = autosave::path_for(&opts.autosave_dir, opts.draft.as_deref());
     if let Some(saved) = autosave::read(&autosave) {
         if saved.text != text {

@@ -3,6 +3,7 @@
 //! list split into entries (`references`), and in-text citations resolved
 //! to them (`citations`).
 
+pub mod budget;
 pub mod citations;
 pub mod layout;
 pub mod references;
@@ -26,6 +27,8 @@ pub enum Unreadable {
     Encrypted,
     /// No text layer (a scan without OCR).
     NoText,
+    /// Its streams decode past a budget ([`crate::limits`]).
+    TooLarge(String),
 }
 
 impl std::fmt::Display for Unreadable {
@@ -34,6 +37,7 @@ impl std::fmt::Display for Unreadable {
             Unreadable::Broken(why) => write!(f, "not a readable PDF ({why})"),
             Unreadable::Encrypted => write!(f, "encrypted PDF (needs a password)"),
             Unreadable::NoText => write!(f, "no text layer (a scanned PDF without OCR?)"),
+            Unreadable::TooLarge(why) => write!(f, "{why}"),
         }
     }
 }
@@ -72,7 +76,10 @@ fn quiet_panics() {
 }
 
 fn read_pages(bytes: Vec<u8>) -> Result<Vec<Page>, Unreadable> {
-    let mut doc = pdf_extract::Document::load_mem(&bytes).map_err(|e| classify(&e.to_string()))?;
+    let mut doc = budget::load(&bytes).map_err(|e| match e {
+        budget::LoadError::OverBudget(over) => Unreadable::TooLarge(over.0),
+        budget::LoadError::Parser(why) => classify(&why),
+    })?;
     if doc.is_encrypted() {
         // Many PDFs are encrypted only to set permissions, with an empty
         // user password; those read as any other.
@@ -85,10 +92,56 @@ fn read_pages(bytes: Vec<u8>) -> Result<Vec<Page>, Unreadable> {
     if collect.pages.iter().all(|p| p.words.is_empty()) {
         return Err(match drawn {
             Err(e) => classify(&format!("{e:?}")),
-            Ok(()) => Unreadable::NoText,
+            // Nothing drawn from a sound structure is a scan; from a broken
+            // one, the damage.
+            Ok(()) => structure_damage(&doc).map_or(Unreadable::NoText, Unreadable::Broken),
         });
     }
     Ok(collect.pages)
+}
+
+/// What is wrong with a document's structure, when something is: no page
+/// tree, a page tree that loops, a page whose content stream is not there
+/// (its object did not parse: a `/Length` that refers to itself, arrays
+/// nested past the parser's limit).
+fn structure_damage(doc: &pdf_extract::Document) -> Option<String> {
+    use pdf_extract::Object;
+    let root = doc.trailer.get(b"Root").and_then(Object::as_reference).ok()?;
+    let Ok(pages) = doc.get_dictionary(root).and_then(|c| c.get(b"Pages")).and_then(Object::as_reference) else {
+        return Some("it has no page tree".into());
+    };
+    // Walk the tree, each node once.
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![pages];
+    let mut leaves = 0usize;
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            return Some("its page tree loops".into());
+        }
+        let Ok(node) = doc.get_dictionary(id) else { return Some(format!("page tree node {} {} is missing", id.0, id.1)) };
+        match node.get(b"Kids").and_then(Object::as_array) {
+            Ok(kids) => stack.extend(kids.iter().filter_map(|k| k.as_reference().ok())),
+            Err(_) => {
+                leaves += 1;
+                for c in doc.get_page_contents(id) {
+                    let Ok(stream) = doc.get_object(c).and_then(Object::as_stream) else {
+                        return Some(format!("the content of page {leaves} (object {} {}) does not read", c.0, c.1));
+                    };
+                    let length = match stream.dict.get(b"Length") {
+                        Ok(Object::Reference(r)) => doc.get_object(*r).ok(),
+                        other => other.ok(),
+                    };
+                    if stream.content.is_empty() && !matches!(length, Some(Object::Integer(n)) if *n >= 0) {
+                        return Some(format!("the content of page {leaves} (object {} {}) has no usable /Length", c.0, c.1));
+                    }
+                }
+            }
+        }
+        if seen.len() > 1_000_000 {
+            return Some("its page tree is too large".into());
+        }
+    }
+    (leaves == 0).then(|| "its page tree holds no page".into())
 }
 
 /// Collects positioned characters into words, page by page.
@@ -220,10 +273,12 @@ pub fn document_of(path: &Path, pages: &[Page]) -> Document {
     doc
 }
 
-/// The first page's text before the abstract, and its title: the lines
-/// in the largest type in the page's upper half.
+/// The first page's text before the abstract (or a reference list), and
+/// its title: the lines in the largest type in the page's upper half, when
+/// that type is larger than the page's text (a page without a title line
+/// has no title: a reference entry is not one).
 fn front_matter(lines: &[Line]) -> (String, String) {
-    let first: Vec<&Line> = lines.iter().take_while(|l| l.page <= 1).collect();
+    let first: Vec<&Line> = lines.iter().take_while(|l| l.page <= 1).take_while(|l| !references::is_heading(&l.text)).collect();
     let mut front = String::new();
     for l in &first {
         let t = l.text.trim();
@@ -235,6 +290,19 @@ fn front_matter(lines: &[Line]) -> (String, String) {
     }
     let top: Vec<&&Line> = first.iter().filter(|l| l.top < 420.0 && l.text.chars().filter(|c| c.is_alphabetic()).count() >= 3).collect();
     let biggest = top.iter().map(|l| l.size).fold(0.0f32, f32::max);
+    // The type most of the page's characters are set in.
+    let mut by_size: Vec<(i32, usize)> = Vec::new();
+    for l in &first {
+        let size = (l.size * 2.0).round() as i32;
+        match by_size.iter_mut().find(|(s, _)| *s == size) {
+            Some((_, n)) => *n += l.text.len(),
+            None => by_size.push((size, l.text.len())),
+        }
+    }
+    let body = by_size.iter().max_by_key(|(_, n)| *n).map_or(0.0, |(s, _)| *s as f32 / 2.0);
+    if first.len() > 3 && biggest < body + 1.0 {
+        return (front.trim().to_string(), String::new());
+    }
     let mut title = String::new();
     for l in top.iter().filter(|l| l.size >= biggest - 0.5).take(4) {
         if !title.is_empty() {

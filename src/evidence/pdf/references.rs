@@ -26,6 +26,11 @@ static AUTHOR_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]el|[Dd]er|[Dd]i|[Dd]u|[Ll]e|[Ll]a)\s+)*\p{Lu}[\p{L}'’`´\-]+(?:\s+\p{Lu}[\p{L}'’\-]+)?,|^(?:\p{Lu}\.\s*(?:-\s*\p{Lu}\.\s*)?)+\s*\p{Lu}[\p{L}'’\-]+|^\p{Lu}[\p{L}'’\-]+(?:\s+\p{Lu}\.)*\s+(?:\p{Lu}\.\s+)?\p{Lu}[\p{L}'’\-]+\s*(?:,|and\b|\.\s+(?:1[89]|20)\d\d)").unwrap()
 });
 
+/// Whether a line is a references heading ("References", "Bibliography").
+pub fn is_heading(text: &str) -> bool {
+    HEADING.is_match(text)
+}
+
 /// Where the reference list starts: the index of the line after the last
 /// references heading (in the second half of the document when there is
 /// one there), and where it ends.
