@@ -307,18 +307,20 @@ impl VectorStore {
         if !m.has_checksums() {
             return Ok(Some(state(false)));
         }
-        let read = |p: &Path, len: usize| -> Result<Vec<u8>, Damage> {
-            let mut bytes = std::fs::read(p).map_err(|e| Damage { path: p.to_path_buf(), why: format!("it cannot be read ({e})") })?;
-            bytes.truncate(len);
-            Ok(bytes)
+        // Mapped, not read into memory: a large store is gigabytes.
+        let map = |p: &Path| -> Result<memmap2::Mmap, Damage> {
+            let cannot = |e: std::io::Error| Damage { path: p.to_path_buf(), why: format!("it cannot be read ({e})") };
+            let f = std::fs::File::open(p).map_err(cannot)?;
+            // SAFETY: read once here; a writer only appends past what is checked.
+            unsafe { memmap2::Mmap::map(&f) }.map_err(cannot)
         };
-        let data = read(&path, m.ids.len() * m.dim * 4)?;
-        if let Some(why) = mismatch(DATA, &data, m.dim * 4, &m.crc, m.ids.len()) {
+        let data = map(&path)?;
+        if let Some(why) = mismatch(DATA, &data[..m.ids.len() * m.dim * 4], m.dim * 4, &m.crc, m.ids.len()) {
             return Err(Damage { path, why });
         }
         if compact_len.is_some() {
-            let bytes = read(&compact, want as usize)?;
-            if let Some(why) = mismatch(COMPACT, &bytes, stride, &m.crc_compact, m.ids.len()) {
+            let bytes = map(&compact)?;
+            if let Some(why) = mismatch(COMPACT, &bytes[..want as usize], stride, &m.crc_compact, m.ids.len()) {
                 return Err(Damage { path: compact, why });
             }
         }

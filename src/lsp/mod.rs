@@ -125,6 +125,8 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     let stop_encoding = encoding.as_ref().map(BackgroundEncoding::stopper);
     let mut server = Server::new(connection.sender.clone(), settings, recommender, jobs, encoding);
     let mut shutting_down = false;
+    // Ok once the stream ends; set by `exit`.
+    let mut ended = Ok(());
     for msg in &connection.receiver {
         match msg {
             Message::Request(req) if req.method == lsp_types::request::Shutdown::METHOD => {
@@ -136,11 +138,11 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
             }
             Message::Request(req) => server.request(req),
             Message::Notification(n) if n.method == lsp_types::notification::Exit::METHOD => {
-                if let Some(stop) = &stop_encoding {
-                    stop.stop();
-                }
                 // The protocol: exit code 1 unless `shutdown` came first.
-                return if shutting_down { Ok(()) } else { Err(Error::Input("the client said `exit` without `shutdown` first".into())) };
+                if !shutting_down {
+                    ended = Err(Error::Input("the client said `exit` without `shutdown` first".into()));
+                }
+                break;
             }
             Message::Notification(n) => server.notification(n),
             Message::Response(_) => {}
@@ -151,7 +153,7 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     if let Some(stop) = stop_encoding {
         stop.stop();
     }
-    Ok(())
+    ended
 }
 
 /// The workspace folders the client named (`workspaceFolders`, else

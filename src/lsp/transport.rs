@@ -212,11 +212,6 @@ fn request_id(body: &[u8]) -> Option<RequestId> {
     }
 }
 
-/// The writer's side: a frame per message, flushed.
-fn write_message(out: &mut impl Write, message: &Message) -> std::io::Result<()> {
-    message.write(out)
-}
-
 /// The error answer to a frame without a usable id (`"id": null`).
 fn null_id_error(code: ErrorCode, why: &str) -> String {
     serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code as i32, "message": why}}).to_string()
@@ -311,7 +306,7 @@ fn write_all(out: &mut impl Write, messages: &Receiver<Message>, raw: &Receiver<
         if Some(i) == m {
             match op.recv(messages) {
                 Ok(message) => {
-                    if write_message(out, &message).is_err() {
+                    if message.write(out).is_err() {
                         return;
                     }
                 }
