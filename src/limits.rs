@@ -24,6 +24,13 @@ pub const BUNDLE: u64 = 512 << 20;
 /// document sent whole on every change is at most a few MiB.
 pub const LSP_FRAME: u64 = 64 << 20;
 
+/// Why the file at `path` is not read, when it is larger than `limit`
+/// (from its size, before a byte of it is read).
+pub fn file_over(path: &std::path::Path, limit: u64) -> Option<String> {
+    let size = std::fs::metadata(path).ok()?.len();
+    (size > limit).then(|| format!("{}: {}, over the {} limit for one file; not read", path.display(), human(size), human(limit)))
+}
+
 /// `n` bytes as a person reads them: `512 MiB`, `2.0 GiB`, `300 bytes`.
 pub fn human(n: u64) -> String {
     const KIB: u64 = 1 << 10;

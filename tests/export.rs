@@ -255,3 +255,24 @@ fn exports_run_off_the_ui_thread() {
     exporter.keys(bib.clone(), vec![paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear);
     assert!(matches!(exporter.recv_timeout(Duration::from_secs(10)), Some(ExportEvent::Keys(Ok(k))) if k == ["b2000"]));
 }
+
+/// A bibliography a document names may be any file: one over the one-file
+/// budget is refused from its size, for planning keys, listing entries and
+/// exporting, and is left as it was.
+#[test]
+fn a_file_over_the_budget_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("huge.bib");
+    std::fs::File::create(&bib).unwrap().set_len(citewise::limits::TEXT_FILE + 1).unwrap();
+    let p = paper("brants2000", "Brants, Thorsten", 2000, "TnT: A Statistical Part-of-Speech Tagger", "");
+    let errors = [
+        citewise::export::bibfile::entries_of(&bib).unwrap_err(),
+        citewise::export::bibfile::planned_keys(&bib, std::slice::from_ref(&p), KeyStyle::default()).unwrap_err(),
+        export(&bib, &[p], KeyStyle::default()).unwrap_err(),
+    ];
+    for e in errors {
+        assert!(e.to_string().ends_with("huge.bib: 512.0 MiB, over the 512 MiB limit for one file; not read"), "{e}");
+    }
+    assert_eq!(std::fs::metadata(&bib).unwrap().len(), citewise::limits::TEXT_FILE + 1);
+    assert_eq!(files_in(dir.path()), ["huge.bib"], "no backup, no temporary file");
+}

@@ -208,3 +208,38 @@ fn a_flate_bomb_and_a_deeply_nested_pdf_are_one_line_each_within_a_memory_budget
     let peak = peak_child_rss();
     assert!(peak < 1 << 30, "the import peaked at {} MiB", peak >> 20);
 }
+
+/// Files over the one-file budget are refused from their size, before they
+/// are read (sparse files: no disk is used): a PDF, and a LaTeX file a
+/// document `\input`s.
+#[test]
+fn files_over_the_budget_are_one_line_each_and_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let sparse = |name: &str, len: u64| std::fs::File::create(docs.join(name)).unwrap().set_len(len).unwrap();
+    sparse("huge.pdf", 600 << 20);
+    sparse("big.tex", 600 << 20);
+    std::fs::write(docs.join("paper.tex"), "\\documentclass{article}\\begin{document}\nText \\input{big} here.\n\\end{document}\n")
+        .unwrap();
+    let lib = dir.path().join("lib");
+    let fixture = common::fixture("papers.jsonl");
+    assert!(citewise(&lib, &["import", fixture.to_str().unwrap(), "--no-embed"]).status.success());
+    let o = Command::new(BIN)
+        .current_dir(dir.path())
+        .env("CITEWISE_MODELS", "/nonexistent")
+        .arg("--library")
+        .arg(&lib)
+        .args(["import", "--evidence", "docs", "--all-skips", "--no-embed"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = stderr_lines(&o);
+    assert!(lines.contains("skipped: docs/huge.pdf: 600 MiB, over the 512 MiB limit for one file; not read"), "{lines:#?}");
+    let input = lines
+        .iter()
+        .find(|l| l.starts_with("note: docs/paper.tex: \\input `big` cannot be read ("))
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(input.ends_with("more than 512 MiB of text; split it into smaller files); not read"), "{input}");
+    assert!(peak_child_rss() < 1 << 30, "nothing was read into memory");
+}

@@ -229,7 +229,12 @@ struct FileState {
     meta: Option<std::fs::Metadata>,
 }
 
+/// The file as it is now (none yet: empty); a file over the one-file
+/// budget is refused before it is read (a document may name any file).
 fn read_state(file: &Path) -> Result<FileState> {
+    if let Some(why) = crate::limits::file_over(file, crate::limits::TEXT_FILE) {
+        return Err(Error::Input(why));
+    }
     match std::fs::read(file) {
         Ok(bytes) => {
             Ok(FileState { text: decode_text(&bytes).text, meta: Some(std::fs::metadata(file).map_err(|e| Error::io(file, e))?), bytes })

@@ -28,7 +28,6 @@ use crate::evidence::record::{CitingPaper, EvidenceBuilder};
 use crate::evidence::sources::{read_sentences, CitingSentence, SourceReport};
 use crate::evidence::spans::extract_spans;
 use crate::evidence::store::EvidenceStats;
-use crate::limits::human;
 use crate::project::Project;
 
 /// Journal tag of JSON Lines files read with citing-paper sightings and
@@ -349,8 +348,7 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
         _ => DocKind::Latex,
     };
     let limit = if kind == DocKind::Pdf { crate::limits::PDF_FILE } else { crate::limits::TEXT_FILE };
-    if let Some(size) = std::fs::metadata(path).ok().map(|m| m.len()).filter(|&n| n > limit) {
-        let why = format!("{shown}: {}, over the {} limit for one file; not read", human(size), human(limit));
+    if let Some(why) = crate::limits::file_over(path, limit) {
         return vec![Outcome::Skipped(kind, why)];
     }
     let bytes = match std::fs::read(path) {

@@ -154,6 +154,15 @@ mod tests {
     }
 
     #[test]
+    fn a_draft_over_the_budget_is_an_error_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("huge.tex");
+        std::fs::File::create(&p).unwrap().set_len(crate::limits::TEXT_FILE + 1).unwrap();
+        let e = load(&p).err().expect("refused").to_string();
+        assert!(e.contains("more than 512 MiB of text"), "{e}");
+    }
+
+    #[test]
     fn a_latin1_draft_opens_with_its_line_named_and_is_saved_as_it_was() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("draft.tex");

@@ -192,7 +192,10 @@ fn decode_stage(filter: &[u8], input: &[u8], cap: u64, keep: bool) -> Stage {
                 Read::Whole(sink)
             }
         }
-        b"ASCII85Decode" | b"A85" => Read::Whole(Bounded::holding(ascii85(input))),
+        b"ASCII85Decode" | b"A85" => match ascii85(input, cap) {
+            Some(out) => Read::Whole(Bounded::holding(out)),
+            None => Read::Over,
+        },
         b"ASCIIHexDecode" | b"AHx" => Read::Whole(Bounded::holding(ascii_hex(input))),
         _ => return Stage::Unknown,
     };
@@ -221,12 +224,16 @@ fn bounded(reader: impl std::io::Read, cap: u64, keep: bool) -> Read {
     }
 }
 
-/// ASCII85 as the parser decodes it (at most 4/5 of its input).
-fn ascii85(input: &[u8]) -> Vec<u8> {
+/// ASCII85 as the parser decodes it; none past `cap` bytes (`z` alone
+/// makes four zero bytes, so it can grow fourfold).
+fn ascii85(input: &[u8], cap: u64) -> Option<Vec<u8>> {
     let input = input.strip_suffix(b"~>").unwrap_or(input);
     let mut out = Vec::with_capacity(input.len());
     let (mut buffer, mut count) = (0u32, 0usize);
     for &ch in input {
+        if out.len() as u64 > cap {
+            return None;
+        }
         if ch == b'z' && count == 0 {
             out.extend_from_slice(&[0; 4]);
             continue;
@@ -250,7 +257,7 @@ fn ascii85(input: &[u8]) -> Vec<u8> {
         }
         out.extend_from_slice(&buffer.to_be_bytes()[..count - 1]);
     }
-    out
+    (out.len() as u64 <= cap).then_some(out)
 }
 
 /// ASCIIHex: pairs of hex digits up to `>` (half its input).
@@ -324,4 +331,23 @@ fn check_xref_streams(bytes: &[u8]) -> Result<(), OverBudget> {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_filter_stops_at_its_cap() {
+        let cap = 3000;
+        // 1,000 `z`s are 4,000 zero bytes.
+        assert!(matches!(decode_stage(b"ASCII85Decode", &[b'z'; 1000], cap, true), Stage::Over(_)));
+        assert!(matches!(decode_stage(b"ASCII85Decode", &[b'z'; 700], cap, true), Stage::Done(v) if v.len() == 2800));
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&[b' '; 10_000]).unwrap();
+        let flate = z.finish().unwrap();
+        assert!(matches!(decode_stage(b"FlateDecode", &flate, cap, false), Stage::Over(_)));
+        assert!(matches!(decode_stage(b"FlateDecode", &flate, 20_000, true), Stage::Done(v) if v.len() == 10_000));
+        assert_eq!(ascii_hex(b"48 65 6c6c6f>"), b"Hello");
+    }
 }
