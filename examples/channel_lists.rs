@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! Writes, per benchmark context of a split, every channel's own ranked list
 //! and confidence (one JSON line per context), for studying fusion and
 //! per-query gating offline on `val` and on held-out fields. Queries are

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! For each line of a `rerank_features` dump, the best cosine (citation
 //! encoder) between the context's local text and the evidence spans that
 //! cite each candidate (`CitedFor`; null when no span does), for tuning the

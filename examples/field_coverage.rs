@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! How well a library's own sentences are covered by the shipped models'
 //! training field and by the field of the library's adapted weights: the
 //! held-out sentences of `citewise adapt` (same pairs, same seed), so none of

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! Writes, per benchmark context of a split, each channel's ranked list and
 //! the signals fusion can weigh (one JSON line per context), for tuning the
 //! fusion offline on `val`.
@@ -30,22 +31,22 @@ fn main() -> anyhow::Result<()> {
     let ev = lib.evidence();
     let contexts = load_split(&bench, split)?;
     for (n, c) in contexts.iter().take(limit).enumerate() {
-        let q = query_of(c, false);
+        let q = citewise::pipeline::Prepared::new(&query_of(c, false), &lib)?;
         let b = bm25.retrieve(&q, 100)?;
         let e = evidence.retrieve(&q, 100)?;
-        let (local, terms) = evidence.analyze(&q);
+        let (local, terms) = (q.span_text.as_str(), q.span_terms.as_slice());
         let spans = evidence.spans(&q)?;
-        let hits = ev.search(&terms, 5)?;
+        let hits = ev.search(terms, 5)?;
         let idf_sum: f32 = terms.iter().map(|t| ev.idf(t)).sum();
         let top_spans = &spans[..spans.len().min(100)];
-        let span_cos = semantic.similarity(&local, top_spans)?;
+        let span_cos = semantic.similarity(local, top_spans)?;
         let cos = &span_cos[..span_cos.len().min(3)];
         let span_rows: Vec<_> = top_spans
             .iter()
             .zip(&span_cos)
             .map(|(s, c)| serde_json::json!([c, s.record.cited.iter().map(|p| (p.id.as_str(), p.support())).collect::<Vec<_>>()]))
             .collect();
-        let top_cov = spans.first().map_or(0.0, |s| evidence.coverage(&terms, &s.record));
+        let top_cov = spans.first().map_or(0.0, |s| evidence.coverage(terms, &s.record));
         let line = serde_json::json!({
             "id": c.id,
             "source": c.source,
@@ -56,7 +57,7 @@ fn main() -> anyhow::Result<()> {
             "ev": e.ranked.iter().map(|(id, s)| (id, s)).collect::<Vec<_>>(),
             "ev_conf": e.confidence,
             "top_cov": top_cov,
-            "vocab_cov": evidence.vocabulary_coverage(&terms),
+            "vocab_cov": evidence.vocabulary_coverage(terms),
             "okapi_top": hits.okapi.first().map_or(0.0, |h| h.1),
             "idf_sum": idf_sum,
             "cos": cos,

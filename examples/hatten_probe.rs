@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! How spread out a HAtten encoder's paper vectors are: the mean, lowest and
 //! highest cosine among 200 benchmark papers, at initialisation and with the
 //! trained weights of a `citewise train hatten` output directory. A mean

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! Where gold citing sentences get lost on the way from PDF to evidence:
 //! for each sentence of `citances.jsonl`, whether its text is in the
 //! document's paragraphs, whether the reference list has an entry linked

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! How well a student of the citation encoder stands in for it on a
 //! library: on a sample of the library's papers, the mean cosine between
 //! the student's and the citation encoder's paper vectors, the overlap of

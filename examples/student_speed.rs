@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! Papers per second of HAtten-shaped encoders of several widths on one
 //! thread (random weights): what a student encoder of the citation encoder
 //! costs per paper.

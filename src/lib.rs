@@ -1,14 +1,18 @@
 //! citewise: recommends papers to cite at the cursor, with evidence.
 //!
 //! Layers, each depending only on those before it:
-//! `corpus` (records, importers) → `index` (tantivy BM25), `evidence`
-//! (citing sentences → spans) → `library` (on-disk store, import) →
-//! `pipeline` (query → channels → fusion, worker) →
-//! `eval` (metrics, harness), `export` (BibTeX, citations) → `tui` (the
-//! editor) → `cli` (the `citewise` command). `ranking` (Recall@K, reciprocal
-//! rank), `util`, `limits` (the budgets of every reader of untrusted input)
-//! and `project` (the one rule for the paths a document names) sit below
-//! every layer and serve them all.
+//! `corpus` (records, importers, the citation grammar, work identity) →
+//! `index` (tantivy BM25, paper vectors), `evidence` (citing sentences →
+//! spans), `neural` (the models on burn) → `library` (on-disk store,
+//! import) → `pipeline` (query → channels → fusion → rerank) → `runtime`
+//! (the latest-wins job runner), `eval` (metrics, harness), `export` (BibTeX
+//! out), `draft` (what a draft says at the cursor) → `tui` (the editor),
+//! `lsp` (the language server) →
+//! `cli` (the `citewise` command). `error` (the library's errors), `ranking`
+//! (Recall@K, reciprocal rank), `util`, `limits` (the budgets of every
+//! reader of untrusted input) and `project` (the one rule for the paths a
+//! document names) sit below every layer and serve them all. ARCHITECTURE.md
+//! says more, and lists the invariants.
 
 pub mod cli;
 pub mod corpus;
@@ -25,6 +29,7 @@ pub mod neural;
 pub mod pipeline;
 pub mod project;
 pub mod ranking;
+pub mod runtime;
 pub mod tui;
 pub mod util;
 

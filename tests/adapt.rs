@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Adapting HAtten to a library (the inverse cloze task on its abstracts,
 //! mixed with its citing sentences): pairs made from real ACM abstracts
 //! (`../shared/data/bib/acm-dl`) and from a slice of the benchmark with its
@@ -24,9 +25,9 @@ use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
 use citewise::neural::encoder::{HattenEncoder, Weights};
 use citewise::neural::models::model_dir;
-use citewise::neural::rerank_train::{r10_rr, reranked, train_reranker_from, RerankTrainOptions};
 use citewise::neural::reranker::{Reranker, RerankerWeights, ADAPTED_RERANKER_DIR};
 use citewise::neural::train::adapt::{adapt_hatten, AdaptOptions, PairKind, MIN_QUERY_WORDS};
+use citewise::neural::train::rerank::{r10_rr, reranked, train_reranker, RerankInputs, RerankTrainOptions};
 use citewise::neural::train::Quiet as QuietTraining;
 use citewise::neural::words::WordVectors;
 use std::io::Write;
@@ -328,21 +329,15 @@ fn a_short_reranker_adaptation_starts_from_the_reranker_in_use_resumes_and_is_pu
     let device = Device::flex();
     let out = reranker_run_dir(dir.path());
     let o = RerankTrainOptions { batch: 4, eval_every: 5, max_steps: 10, rerank_depth: 10, learning_rate: 2e-5, ..Default::default() };
-    let train = |o: &RerankTrainOptions| {
-        train_reranker_from(
-            &base.config,
-            &base_dir,
-            Some(&base.bytes),
-            &data.papers,
-            &data.train,
-            &data.val,
-            &out,
-            o,
-            &device,
-            &QuietTraining,
-        )
-        .unwrap()
+    let inputs = RerankInputs {
+        config: &base.config,
+        base_dir: &base_dir,
+        start: Some(&base.bytes),
+        papers: &data.papers,
+        train: &data.train,
+        val: &data.val,
     };
+    let train = |o: &RerankTrainOptions| train_reranker(&inputs, &out, o, &device, &QuietTraining).unwrap();
     let first = train(&o);
     assert_eq!(first.iter().map(|c| c.step).collect::<Vec<_>>(), [0, 5, 10], "validated before the first step, then every 5");
     assert!(first[0].best, "the starting reranker is the first best");

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The editor while the library's missing vectors are encoded in the
 //! background: keys still reach the screen within a frame, the status bar
 //! shows the progress, and the channels join the answers as their vectors

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The burn BERT encoder against reference outputs of the same weights
 //! (`../shared/fixtures/bert-reference.json`, a float64 forward pass): token
 //! ids equal; hidden states and pooled embeddings within 1e-4. Runs when the

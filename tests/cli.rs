@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The `citewise` binary end to end: import, recommend, eval, compare.
 
 mod common;

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! A library whose files were deleted, truncated or changed on disk: every
 //! command says what is damaged and which command repairs it, `doctor`
 //! exits non-zero, and an import repairs what it can.

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The student of the citation encoder: distilled on a slice of the real
 //! benchmark (its loss falls and its vectors come to agree with the
 //! citation encoder's), published into the library, its stand-in vectors

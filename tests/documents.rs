@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Evidence from documents: PDFs (written here: two columns with numeric
 //! citations; one column with author–year citations; broken ones), LaTeX
 //! projects (`\input` + `.bib`, `.bbl` only, a source bundle), pandoc

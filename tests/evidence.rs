@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The evidence database: citing sentences from full text and from
 //! benchmark-style contexts, span extraction, and evidence-grounded
 //! recommendations.
@@ -139,11 +140,10 @@ fn evidence_confidence_is_high_for_a_paraphrased_claim_and_low_off_topic() {
     let encoder = Arc::new(BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh"));
     let semantic =
         EvidenceChannel::new(lib.clone()).with_reranker(Box::new(SpanRanking::new(Arc::new(SpanCosines::new(encoder)), DEFAULT_MIN_WORDS)));
-    let lexical = EvidenceChannel::new(lib);
+    let lexical = EvidenceChannel::new(lib.clone());
     let confidence = |ch: &EvidenceChannel, text: &str| {
-        let q = Query::new(text);
-        let (local, terms) = ch.analyze(&q);
-        ch.confidence(&local, &terms, &ch.spans(&q).unwrap()).unwrap()
+        let q = citewise::pipeline::Prepared::new(&Query::new(text), &lib).unwrap();
+        ch.confidence(&q.span_text, &q.span_terms, &ch.spans(&q).unwrap()).unwrap()
     };
     let claim = "The completions of a typed query prefix are personalised with the user's search history [CIT].";
     let off_topic = "The history of the patient was typed into the record before the query to the cardiology registry [CIT].";
@@ -202,8 +202,8 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
     let off_claim = Query::new("The tagger's output was scored against reference translations with BLEU [CIT].").with_k(5);
     let evidence = citewise::pipeline::evidence_channel::EvidenceChannel::new(lib.clone())
         .with_reranker(Box::new(SpanRanking::new(models.span_cosines().unwrap(), DEFAULT_MIN_WORDS)));
-    let (local, terms) = evidence.analyze(&off_claim);
-    assert_eq!(evidence.confidence(&local, &terms, &evidence.spans(&off_claim).unwrap()).unwrap(), 0.0);
+    let prepared = citewise::pipeline::Prepared::new(&off_claim, &lib).unwrap();
+    assert_eq!(evidence.confidence(&prepared.span_text, &prepared.span_terms, &evidence.spans(&prepared).unwrap()).unwrap(), 0.0);
     let r = rec.recommend(&off_claim).unwrap();
     assert!(
         r.candidates.iter().any(|c| ids[..2].contains(&c.id.as_str()) && c.rerank.is_some()),

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Exporting BibTeX: keys, duplicates, backups, and files that resist.
 
 use std::io::Write;

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Fuzzing that keeps going: every reader of user input, fed mutated real
 //! inputs for a bounded time, must return (an error is fine) without a
 //! panic, an abort, a hang or unbounded memory.

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! HAtten: encoding invariants, weights round trip and errors, a short
 //! training run on a slice of the real benchmark that must resume and keep
 //! its best epoch, and the dense channel over a library.
@@ -237,7 +238,7 @@ fn library_papers_are_embedded_once_and_found_by_the_dense_channel() {
     use citewise::neural::encoder::HattenEncoder;
     use citewise::pipeline::channel::Channel;
     use citewise::pipeline::dense_channel::DenseChannel;
-    use citewise::pipeline::Query;
+    use citewise::pipeline::{Prepared, Query};
     use std::sync::Arc;
 
     let device = Device::flex();
@@ -267,14 +268,16 @@ fn library_papers_are_embedded_once_and_found_by_the_dense_channel() {
         })
         .unwrap();
     for (id, title, abstract_text) in ids.iter().take(5) {
-        let out = channel.retrieve(&Query::new("").with_global(title.clone(), abstract_text.clone()), 3).unwrap();
+        let q = Prepared::new(&Query::new("").with_global(title.clone(), abstract_text.clone()), &lib).unwrap();
+        let out = channel.retrieve(&q, 3).unwrap();
         assert_eq!(&out.ranked[0].0, id, "{title}");
         assert!((out.ranked[0].1 - 1.0).abs() < 1e-4);
     }
 
     // Weights without a field profile are never gated; with one, the
     // channel's confidence is the query's coverage by the training field.
-    let confidence = |channel: &DenseChannel, text: &str| channel.retrieve(&Query::new(text), 3).unwrap().confidence;
+    let confidence =
+        |channel: &DenseChannel, text: &str| channel.retrieve(&Prepared::new(&Query::new(text), &lib).unwrap(), 3).unwrap().confidence;
     assert_eq!(confidence(&channel, "protein folding in yeast"), 1.0);
     citewise::neural::field::FieldProfile::from_texts(["tagging with hidden Markov models"; 3]).write_beside(weights.path()).unwrap();
     let profiled = Arc::new(HattenEncoder::load_dir(weights.path(), Arc::new(words()), &device).unwrap());

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Import into a library on disk, re-import, and recommend from it.
 
 mod common;

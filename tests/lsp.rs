@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! `citewise lsp` driven over stdio with real JSON-RPC messages.
 
 mod common;
@@ -376,8 +377,9 @@ fn with_every_stage_the_server_encodes_the_library_in_the_background_and_uses_it
     c.open(&doc, "latex", &format!("{head}}} trained on parallel text.\n"));
     let r = c.call(2, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": end_of(head)}));
     assert!(!r["result"]["items"].as_array().unwrap_or_else(|| panic!("{r}")).is_empty(), "{r}");
-    let m = c.wait_for("the request's stages", |m| log(m) && text(m).starts_with("request 2:"));
-    assert!(text(&m).contains("citation ") && text(&m).contains("hatten "), "{m}");
+    let m = c.wait_for("the request's stages", |m| m["method"] == "citewise/timings" && m["params"]["request"] == json!(2));
+    let stages: Vec<&str> = m["params"]["stages"].as_array().unwrap().iter().filter_map(|s| s[0].as_str()).collect();
+    assert!(stages.contains(&"citation") && stages.contains(&"hatten"), "{m}");
 }
 
 /// Waits (at most `limit`) for the server to end; its exit code and how

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The malformed-input corpus (`tests/malformed/`): every file gives the
 //! user the exact line `expected.txt` names, and nothing crashes or aborts
 //! the run: the good entries beside the bad ones are imported.

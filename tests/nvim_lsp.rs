@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! A real client: Neovim (headless, its built-in LSP client) attached to
 //! `citewise lsp` completes inside `\cite{` and accepts the first item; the
 //! buffer then holds the key and the bibliography on disk the entry.

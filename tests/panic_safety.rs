@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! A panic in the editor: the unsaved text is autosaved and the terminal
 //! restored before the panic message is printed. (Its own test binary: the
 //! panic hook is process-wide.)

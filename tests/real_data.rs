@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Tests on the shared data beside the checkout (`../shared`); each returns
 //! early, saying so, when it is absent (and fails under `CI=true`).
 
@@ -5,12 +6,13 @@ mod common;
 
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use citewise::eval::evaluate;
 use citewise::eval::harness::{contexts_file, evaluate_at, load_split, papers_file, query_of, AsOf, EVAL_DEPTH, TRAIN_SPLIT};
 use citewise::library::evidence_import::import_evidence;
 use citewise::library::import::{import, ImportOptions, Quiet};
+use citewise::library::journal::Journal;
 use citewise::library::Library;
 use citewise::pipeline::{Models, Recommender};
 
@@ -20,10 +22,14 @@ use citewise::pipeline::{Models, Recommender};
 fn acm_library_imports_and_resumes_after_a_kill() {
     let Some(shared) = common::shared_or_fail("this real-data test") else { return };
     let acm = shared.join("data/bib/acm-dl");
+    let files = citewise::corpus::source::expand_inputs(std::slice::from_ref(&acm)).unwrap().len();
     let dir = tempfile::tempdir().unwrap();
     let lib_dir = dir.path().join("lib");
+    let journal_path = lib_dir.join("import-journal.json");
 
-    // Start an import in a separate process and kill it part-way.
+    // Start an import in a separate process and kill it part-way: once its
+    // first commit is on disk (the journal is written only after a commit,
+    // every 50,000 records; the library holds 113,221), and not before.
     let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
         .args(["import", acm.to_str().unwrap()])
         .env("CITEWISE_LIBRARY", &lib_dir)
@@ -31,16 +37,44 @@ fn acm_library_imports_and_resumes_after_a_kill() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while !journal_path.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the import ended ({status}) before its first commit reached {}", journal_path.display());
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no commit of the import reached {} within 10 minutes", journal_path.display());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let _ = child.kill();
-    child.wait().unwrap();
+    let status = child.wait().unwrap();
 
+    // The kill came mid-import: the journal lists some of the files, and the
+    // index holds the records of a commit that is not the last.
+    let journal = Journal::load(&journal_path).unwrap();
+    let listed = journal.files().count();
+    let committed = journal.index().expect("the journal records the index it was saved against").records;
+    assert!(listed > 0 && listed < files, "the journal lists {listed} of {files} files (the import exited {status})");
+    assert!(committed > 0 && committed < 113_221, "the journal records {committed} papers (the import exited {status})");
     let lib = Library::open_or_create(&lib_dir).unwrap();
     let before = lib.papers().num_papers();
+    assert!(
+        before >= committed && before < 113_221,
+        "killed at {before} papers, the journal at {committed}: the kill came after the import's last commit"
+    );
+
+    // Resumed: the files the journal lists are not read again, the rest are.
     let s = import(&lib, &[acm], ImportOptions::default(), &Quiet).unwrap();
+    assert_eq!(s.files_unchanged, listed, "the files the journal lists are skipped: {s:?}");
     let reasons: Vec<String> = s.skipped.iter().map(|k| k.to_string()).collect();
     assert!(s.skipped.len() <= 20, "unexpected skips: {reasons:#?}");
     assert_eq!(lib.papers().num_papers(), 113_221, "killed at {before} papers; resumed with {s:?}");
+    let resumed = Journal::load(&journal_path).unwrap();
+    assert_eq!(resumed.index().map(|i| i.records), Some(113_221), "the journal describes the whole library");
+    assert!(resumed.files().count() > listed, "the resume journals the files it read");
     let p = lib.papers().paper_by_id("doi:10.1145/2479787.2479868").unwrap().expect("a known WIMS paper");
     assert_eq!(p.title, "Challenges and Issues of Web Intelligence Research");
     assert_eq!(p.authors[0], "David Camacho");

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The cross-encoder reranker: pair building and truncation, scores that do
 //! not depend on the batch, weights round trip and errors, a short
 //! fine-tuning run that must learn its training triplets, and the rerank
@@ -11,8 +12,8 @@ use std::sync::Arc;
 use burn::tensor::Device;
 use citewise::neural::cross_encoder::{logits, split_base, PairEncoder, RerankerConfig};
 use citewise::neural::models::model_dir;
-use citewise::neural::rerank_train::{r10_rr, reranked, train_reranker, RerankExample, RerankTrainOptions};
 use citewise::neural::reranker::Reranker;
+use citewise::neural::train::rerank::{r10_rr, reranked, train_reranker, RerankExample, RerankInputs, RerankTrainOptions};
 use citewise::neural::train::Quiet;
 
 const BASE: &str = "paraphrase-minilm-l3-v2";
@@ -160,10 +161,12 @@ fn fine_tuning_learns_its_triplets_keeps_the_best_and_resumes() {
     let out = tempfile::tempdir().unwrap();
     let opts = RerankTrainOptions { batch: 8, learning_rate: 3e-4, eval_every: 15, rerank_depth: 7, max_steps: 15, ..Default::default() };
     // Validation on the training examples themselves: the run must learn them.
-    let first = train_reranker(&config, &base_dir(), &papers, &examples, &examples, out.path(), &opts, &device, &Quiet).unwrap();
+    let base = base_dir();
+    let inputs = RerankInputs { config: &config, base_dir: &base, start: None, papers: &papers, train: &examples, val: &examples };
+    let first = train_reranker(&inputs, out.path(), &opts, &device, &Quiet).unwrap();
     assert_eq!(first.len(), 1);
     let opts = RerankTrainOptions { max_steps: 45, ..opts };
-    let history = train_reranker(&config, &base_dir(), &papers, &examples, &examples, out.path(), &opts, &device, &Quiet).unwrap();
+    let history = train_reranker(&inputs, out.path(), &opts, &device, &Quiet).unwrap();
     assert_eq!(history.iter().map(|c| c.step).collect::<Vec<_>>(), [15, 30, 45], "the run resumed at step 15");
     assert!(history.iter().all(|c| c.loss.is_finite()));
     let best = history.iter().rfind(|c| c.best).unwrap();

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The real binary in tmux: write, ask, mark, export, cite, save; and a
 //! `kill -9` that loses nothing but the last autosave interval.
 

@@ -1,19 +1,19 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Snapshots of the editor's screens, drawn on a `TestBackend`.
 
 mod common;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
 use citewise::export::{ExportReport, Exported};
-use citewise::library::Library;
-use citewise::pipeline::{Models, Query, Recommendations, Recommender};
+use citewise::index::analyzer;
+use citewise::pipeline::Recommendations;
 use citewise::tui::app::{App, AppSettings, Focus};
-use citewise::tui::{demo, screen};
+use citewise::tui::screen;
 
 fn app(text: &str) -> App {
     App::new(text, Some(PathBuf::from("draft.tex")), PathBuf::from("references.bib"), AppSettings::defaults(12))
@@ -27,34 +27,40 @@ fn render(app: &App, w: u16, h: u16) -> String {
 
 const DRAFT: &str = "\\title{Recommending Citations While You Write}\n\nSearch engines complete the query prefix a user types, and the best systems personalise these completions with the user's history.";
 
-/// An app showing the demo library's results for the draft's last sentence.
-/// The stages are pinned (BM25, evidence and the rerank stage with the
-/// citation encoder), so the snapshots do not depend on which models or
-/// vectors happen to be present; without the models the test skips (fails
-/// under `CI=true`).
-fn app_with_results() -> Option<(tempfile::TempDir, App)> {
+/// The demo library's complete answer for the draft's last sentence, as
+/// `citewise recommend --json` writes it: stages bm25, evidence and rerank
+/// with the citation encoder's signals, the timings left out (wall times
+/// vary). Kept in `tests/fixtures/recommendations.json`, so that the
+/// snapshots depend neither on which models are installed nor on their
+/// numbers.
+fn fixture_answer() -> Recommendations {
+    let path = common::fixture("recommendations.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let answer: Recommendations = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // An answer as the pipeline writes it: it reads back to the same JSON.
+    let json = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    assert_eq!(json(&serde_json::to_string(&answer).unwrap()), json(&text), "{} is not an answer as written", path.display());
+    answer
+}
+
+/// An app showing the fixture answer for the draft's last sentence.
+fn app_with_results() -> App {
     app_with_edited_results(|_| {})
 }
 
-/// Same, with the results changed by `edit` before they reach the app.
-fn app_with_edited_results(edit: impl FnOnce(&mut Recommendations)) -> Option<(tempfile::TempDir, App)> {
-    if !common::models_or_fail("the editor snapshots with results") {
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let (lib_dir, _) = demo::prepare(dir.path()).unwrap();
-    let lib = Arc::new(Library::open(&lib_dir).unwrap());
+/// Same, with the answer changed by `edit` before it reaches the app.
+fn app_with_edited_results(edit: impl FnOnce(&mut Recommendations)) -> App {
     let mut a = app(DRAFT);
     a.cursor_to_end();
-    let q: Query = a.query();
-    let rec = Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25", "evidence", "rerank"]).unwrap();
-    let mut r = rec.recommend(&q).unwrap();
-    r.timings.clear(); // wall times vary; keep the snapshot stable
+    let mut r = fixture_answer();
+    // The fixture answers the query the app makes.
+    let q = a.query();
+    assert_eq!(r.context, q.context_used(), "the fixture's context is the query's");
+    assert_eq!(r.terms, analyzer::distinct_terms(&analyzer::english(), &q.local_text()), "the fixture's terms are the query's");
     edit(&mut r);
-    let terms = lib.papers().query_terms(&q.local_text());
     a.on_requested(1);
-    a.on_results(1, r, terms);
-    Some((dir, a))
+    a.on_results(1, r);
+    a
 }
 
 #[test]
@@ -64,7 +70,7 @@ fn empty_editor() {
 
 #[test]
 fn results_with_evidence() {
-    let Some((_d, mut a)) = app_with_results() else { return };
+    let mut a = app_with_results();
     a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
     a.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
     assert_eq!(a.focus(), Focus::Results);
@@ -83,7 +89,7 @@ fn help_overlay() {
 
 #[test]
 fn export_confirmation() {
-    let Some((_d, mut a)) = app_with_results() else { return };
+    let mut a = app_with_results();
     let report = ExportReport {
         file: PathBuf::from("references.bib"),
         entries: vec![Exported::Added("shokouhi2013learning".into()), Exported::Present("bar-yossef2011context".into())],
@@ -107,7 +113,7 @@ fn a_failed_export_ends_the_exporting_status() {
 
 #[test]
 fn narrow_80x24() {
-    let Some((_d, a)) = app_with_results() else { return };
+    let a = app_with_results();
     insta::assert_snapshot!(render(&a, 80, 24));
 }
 
@@ -116,13 +122,11 @@ fn narrow_80x24() {
 #[test]
 fn abstract_when_nothing_cites_a_paper() {
     let mut best = Vec::new();
-    let Some((_d, a)) = app_with_edited_results(|r| {
+    let a = app_with_edited_results(|r| {
         let top = &mut r.candidates[0];
         top.evidence.clear();
         best = top.own_words.clone();
-    }) else {
-        return;
-    };
+    });
     let screen = render(&a, 120, 30);
     assert!(screen.contains("From the paper's own abstract"), "{screen}");
     assert!(!screen.contains("support"), "no evidence line is shown: {screen}");
@@ -133,13 +137,11 @@ fn abstract_when_nothing_cites_a_paper() {
 /// `o` on an evidence sentence read from a PDF opens that PDF at its page.
 #[test]
 fn open_the_citing_document_from_the_evidence_pane() {
-    let Some((_d, mut a)) = app_with_edited_results(|r| {
+    let mut a = app_with_edited_results(|r| {
         let top = &mut r.candidates[0];
         top.evidence[0].citing_file = Some("/papers/session-aware.pdf".into());
         top.evidence[0].citing_page = Some(4);
-    }) else {
-        return;
-    };
+    });
     a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
     a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     assert_eq!(a.focus(), Focus::Evidence);
@@ -176,7 +178,7 @@ fn app_with(candidates: Vec<citewise::pipeline::Candidate>) -> App {
         ..Default::default()
     };
     a.on_requested(1);
-    a.on_results(1, r, Vec::new());
+    a.on_results(1, r);
     a
 }
 

@@ -1,76 +1,196 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The background worker: results stream per stage; newer requests win.
 
 mod common;
 
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
-use citewise::pipeline::worker::{Worker, WorkerEvent};
-use citewise::pipeline::{Models, Query, Recommender};
+use citewise::pipeline::channel::{Channel, ChannelId, ChannelOutput};
+use citewise::pipeline::{Models, Prepared, Query, Recommender};
+use citewise::runtime::{Worker, WorkerEvent};
+
+/// How long the test waits for the worker before it fails (a bound on a
+/// broken worker, not a synchronisation: every wait below is for an event
+/// that is certain to come).
+const WAIT: Duration = Duration::from_secs(60);
+
+/// A gate the test holds. A channel passing through it records the query
+/// it runs for and, while the gate is shut, waits there.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    open: bool,
+    /// The queries (their context) that reached the gate, in order.
+    entered: Vec<String>,
+}
+
+impl Gate {
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        // A test that failed while holding the lock still opens the gate.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_open(&self, open: bool) {
+        self.lock().open = open;
+        self.changed.notify_all();
+    }
+
+    /// Records `query`, then waits while the gate is shut.
+    fn pass(&self, query: &str) {
+        let mut state = self.lock();
+        state.entered.push(query.to_string());
+        self.changed.notify_all();
+        drop(self.changed.wait_while(state, |s| !s.open).unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// Waits until a request for `query` has reached the gate.
+    fn wait_entered(&self, query: &str) {
+        let state = self.lock();
+        let (state, waited) =
+            self.changed.wait_timeout_while(state, WAIT, |s| !s.entered.iter().any(|q| q == query)).unwrap_or_else(PoisonError::into_inner);
+        let entered = state.entered.clone();
+        drop(state);
+        assert!(!waited.timed_out(), "the request for {query:?} never reached the gate; it saw {entered:?}");
+    }
+
+    fn entered(&self) -> Vec<String> {
+        self.lock().entered.clone()
+    }
+}
+
+/// Opens the gate when dropped: declared after the worker, it is dropped
+/// before it, so a failing test does not leave the worker's thread (which
+/// the worker's drop joins) waiting at a shut gate.
+struct OpenOnDrop(Arc<Gate>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.set_open(true);
+    }
+}
+
+/// A fake channel that stands in as `id`: it passes its gate (recording
+/// the query) and finds nothing, so the ranking is the real channels'.
+struct GatedChannel {
+    id: ChannelId,
+    gate: Arc<Gate>,
+}
+
+impl Channel for GatedChannel {
+    fn id(&self) -> ChannelId {
+        self.id
+    }
+
+    fn retrieve(&self, query: &Prepared, _k: usize) -> citewise::error::Result<ChannelOutput> {
+        self.gate.pass(&query.query.context);
+        Ok(ChannelOutput::plain(Vec::new()))
+    }
+}
+
+/// The worker's events up to the end of request `last` (`Finished`), each
+/// as `<id> <stage>` (`… complete` for the last stage), `<id> stopped` or
+/// `<id> finished`; the complete results of `last` are kept.
+fn events_until_finished(worker: &Worker, last: u64) -> (Vec<String>, Option<citewise::pipeline::Recommendations>) {
+    let mut seen = Vec::new();
+    let mut complete = None;
+    loop {
+        let event = worker.recv_timeout(WAIT).unwrap_or_else(|| panic!("request {last} finishes; seen {seen:?}"));
+        match event {
+            WorkerEvent::Stage { id, results, .. } => {
+                seen.push(format!("{id} {}{}", results.stage, if results.complete { " complete" } else { "" }));
+                if id == last && results.complete {
+                    complete = Some(results);
+                }
+            }
+            WorkerEvent::Stopped { id, .. } => seen.push(format!("{id} stopped")),
+            WorkerEvent::Finished { id, .. } => {
+                seen.push(format!("{id} finished"));
+                if id == last {
+                    return (seen, complete);
+                }
+            }
+            WorkerEvent::Failed { id, message, .. } => panic!("request {id} failed: {message}"),
+        }
+    }
+}
 
 #[test]
 fn stages_stream_and_newer_requests_supersede_older_ones() {
     let dir = tempfile::tempdir().unwrap();
     let lib = Library::open_or_create(dir.path()).unwrap();
     import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
-    let rec = Recommender::new(Arc::new(lib), &Models::installed());
-    // bm25, evidence, and rerank where the models are installed.
-    let names = rec.stages().names();
+    // bm25 and evidence (no models: no rerank stage), then two fake
+    // channels: one that waits at the test's gate, and one after it that
+    // only records which requests got that far.
+    let gate = Arc::new(Gate::default());
+    let beyond = Arc::new(Gate::default());
+    beyond.set_open(true);
+    let rec = Recommender::new(Arc::new(lib), &Models::none())
+        .with_channel(Box::new(GatedChannel { id: ChannelId::Citation, gate: gate.clone() }))
+        .with_channel(Box::new(GatedChannel { id: ChannelId::Hatten, gate: beyond.clone() }));
+    assert_eq!(rec.stages().names(), ["bm25", "evidence", "citation", "hatten"]);
     let worker = Worker::spawn(rec);
+    let _open_on_exit = OpenOnDrop(gate.clone());
 
     // One request: a partial result after each stage, the last one complete.
-    let id = worker.request(Query::new("BLEU scores of translations"));
-    let mut stages = Vec::new();
-    while let Some(WorkerEvent::Stage { id: got, results }) = worker.recv_timeout(Duration::from_secs(10)) {
-        assert_eq!(got, id);
-        stages.push((results.stage.clone(), results.complete));
-        if results.complete {
-            assert_eq!(results.candidates[0].id, "bib:papineni2002bleu");
-            assert!(results.candidates[0].paper.is_some());
-            break;
-        }
-    }
-    let want: Vec<(String, bool)> = names.iter().enumerate().map(|(i, n)| (n.to_string(), i + 1 == names.len())).collect();
-    assert_eq!(&names[..2], ["bm25", "evidence"]);
-    assert_eq!(stages, want);
+    gate.set_open(true);
+    let single = "BLEU scores of translations";
+    let id = worker.request(Query::new(single));
+    let (seen, results) = events_until_finished(&worker, id);
+    let at = |id: u64, what: &str| format!("{id} {what}");
+    assert_eq!(seen, [at(id, "bm25"), at(id, "evidence"), at(id, "citation"), at(id, "hatten complete"), at(id, "finished")]);
+    let results = results.unwrap();
+    assert_eq!(results.candidates[0].id, "bib:papineni2002bleu");
+    assert!(results.candidates[0].paper.is_some());
 
-    // A burst: only the newest request is guaranteed to finish, and nothing
-    // older arrives after anything newer. The worker skips a queued request
-    // that a newer one superseded, and stops a running one at its next stage
-    // boundary; so a superseded request completes only if all its stages ran
-    // before the next request was made. The 20 requests are made in a tight
-    // loop, much faster than a request runs (milliseconds; more with the
-    // reranker), so at most the one the worker picked up first can get that
-    // far. (This rests on that timing, not on the worker: a requester that
-    // paused for a whole request between two requests would see more complete.)
-    let ids: Vec<u64> = (0..20).map(|i| worker.request(Query::new(format!("query number {i} about translation")))).collect();
-    let last = *ids.last().unwrap();
-    let mut seen = Vec::new();
-    loop {
-        match worker.recv_timeout(Duration::from_secs(10)).expect("the newest request completes") {
-            WorkerEvent::Stage { id, results } => {
-                seen.push((id, results.complete));
-                if id == last && results.complete {
-                    break;
-                }
-            }
-            WorkerEvent::Failed { id, message } => panic!("request {id} failed: {message}"),
-        }
-    }
-    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
-    assert!(seen.iter().all(|(id, _)| ids.contains(id)), "{seen:?}");
-    let completed_older: Vec<u64> = seen.iter().filter(|&&(id, complete)| complete && id != last).map(|&(id, _)| id).collect();
-    assert!(completed_older.len() <= 1, "at most one superseded request completes: {seen:?}");
-    assert!(worker.recv_timeout(Duration::from_millis(200)).is_none(), "nothing follows the newest request's answer");
+    // A burst, ordered by the gate rather than by timing. Request 1 runs
+    // its bm25 and evidence stages (and sends them) and then waits at the
+    // gate, on the worker's thread; requests 2 and 3 are made while it
+    // waits, so both are queued when it goes on.
+    gate.set_open(false);
+    let q = |i: u32| format!("query number {i} about translation");
+    let first = worker.request(Query::new(q(1)));
+    gate.wait_entered(&q(1));
+    let second = worker.request(Query::new(q(2)));
+    let newest = worker.request(Query::new(q(3)));
+    gate.set_open(true);
+    let (seen, results) = events_until_finished(&worker, newest);
+    assert_eq!(
+        seen,
+        [
+            at(first, "bm25"),
+            at(first, "evidence"),
+            // Superseded at the gate: request 1 stops at the stage boundary
+            // after it, sending no more results.
+            at(first, "stopped"),
+            // Superseded while queued: request 2 never runs.
+            at(second, "stopped"),
+            at(newest, "bm25"),
+            at(newest, "evidence"),
+            at(newest, "citation"),
+            at(newest, "hatten complete"),
+            at(newest, "finished"),
+        ]
+    );
+    assert!(results.is_some());
+    assert_eq!(gate.entered(), [single.to_string(), q(1), q(3)], "request {second} never ran");
+    assert_eq!(beyond.entered(), [single.to_string(), q(3)], "request {first} went no further than the stage it was superseded in");
 
-    // Errors come back as events.
+    // Errors come back as events; the first event after the newest
+    // request's end is this one (nothing of the older requests follows).
     let bad = worker.request(Query::new("   "));
-    match worker.recv_timeout(Duration::from_secs(10)) {
-        Some(WorkerEvent::Failed { id, message }) => {
+    match worker.recv_timeout(WAIT) {
+        Some(WorkerEvent::Failed { id, message, .. }) => {
             assert_eq!(id, bad);
-            assert!(message.contains("query is empty"));
+            assert!(message.contains("query is empty"), "{message}");
         }
         other => panic!("{other:?}"),
     }
@@ -88,7 +208,7 @@ fn evidence_imported_meanwhile_is_picked_up() {
         let id = worker.request(Query::new(q));
         loop {
             match worker.recv_timeout(Duration::from_secs(20)) {
-                Some(WorkerEvent::Stage { id: got, results }) if got == id && results.complete => return results,
+                Some(WorkerEvent::Stage { id: got, results, .. }) if got == id && results.complete => return results,
                 Some(_) => continue,
                 None => panic!("no answer"),
             }

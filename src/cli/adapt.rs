@@ -1,7 +1,9 @@
 //! `citewise adapt`: fine-tunes the dense encoder on the library's own
 //! papers (inverse cloze, no labels), publishes the weights into the library
 //! and re-encodes its papers with them; `--reranker` fine-tunes the
-//! cross-encoder on the library's citing sentences instead.
+//! cross-encoder on the library's citing sentences instead. What a run does
+//! is [`crate::library::adapt`]'s ([`hatten`], [`reranker`]); this command
+//! reads the flags, reports and re-encodes.
 
 use std::path::Path;
 use std::time::Instant;
@@ -9,25 +11,22 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::train::Bars;
+use super::progress::Bars;
 use crate::library::adapt::{
-    adaptation_data, publish, publish_reranker, remove, remove_reranker, reranker_data, reranker_run_dir, run_dir, PairOptions,
+    hatten, remove, remove_reranker, reranker, Examples, HattenOptions, HeldOut, Outcome, Progress, RerankerOptions, DEFAULT_MINUTES,
 };
 use crate::library::Library;
-use crate::neural::backend::{select, DevicePreference};
-use crate::neural::encoder::Weights;
-use crate::neural::models::model_dir;
-use crate::neural::rerank_train::{train_reranker_from, Checkpoint, RerankTrainOptions};
-use crate::neural::reranker::RerankerWeights;
-use crate::neural::train::adapt::{adapt_hatten, AdaptCheckpoint, AdaptOptions, AdaptProgress, PairKind};
-use crate::neural::words::WordVectors;
+use crate::neural::backend::{Backend, DevicePreference};
+use crate::neural::train::adapt::{AdaptCheckpoint, AdaptProgress};
+use crate::neural::train::rerank::{Checkpoint, RerankProgress};
+use crate::neural::train::run::RunProgress;
 use crate::pipeline::Models;
 
 #[derive(Debug, Args)]
 pub struct AdaptArgs {
     /// Stop after this many minutes (then validate, keep the best weights and
     /// re-encode the library); run again to go on where it stopped
-    #[arg(long, value_name = "MIN", default_value_t = 30.0)]
+    #[arg(long, value_name = "MIN", default_value_t = DEFAULT_MINUTES)]
     pub max_minutes: f64,
     /// Adapt the cross-encoder reranker (from the one in use) on the
     /// library's citing sentences, instead of the dense encoder
@@ -46,12 +45,12 @@ pub struct AdaptArgs {
     #[arg(long)]
     pub eval_every: Option<usize>,
     /// Training pairs made from the library's abstracts (one per paper at most)
-    #[arg(long, default_value_t = PairOptions::default().train)]
+    #[arg(long, default_value_t = HattenOptions::default().pairs)]
     pub pairs: usize,
     /// Held-out pairs the run is validated on
-    #[arg(long, default_value_t = PairOptions::default().val)]
+    #[arg(long, default_value_t = HattenOptions::default().val_pairs)]
     pub val_pairs: usize,
-    #[arg(long, default_value_t = AdaptOptions::default().seed)]
+    #[arg(long, default_value_t = HattenOptions::default().seed)]
     pub seed: u64,
     /// Adapt even when the library holds no citing sentences (`import
     /// --evidence`) to check citation recall against: then only the inverse
@@ -88,26 +87,114 @@ impl AdaptProgress for Bars {
     }
 }
 
-/// A run's first validation, its best, and what is left to do (`again`
-/// is the command that goes on). `at` gives a validation's step and
-/// whether it was the best so far.
-fn outcome<'a, C>(history: &'a [C], at: impl Fn(&C) -> (usize, bool), max_steps: usize, again: &str) -> Result<(&'a C, &'a C, String)> {
-    let (Some(start), Some(best), Some(last)) = (history.first(), history.iter().rfind(|c| at(c).1), history.last()) else {
-        anyhow::bail!("the run recorded no validation");
-    };
-    let last = at(last).0;
-    let done = if last >= max_steps { "the run is complete".to_string() } else { format!("run `{again}` again to go on from step {last}") };
-    Ok((start, best, done))
+/// A sitting's bars and what it says before it trains (the examples' line
+/// counts the seconds since the command started).
+struct Sitting {
+    bars: Bars,
+    started: Instant,
+    reranker: bool,
 }
 
-/// Why a library without citing sentences is not adapted.
-fn no_citations(lib_dir: &Path) -> String {
-    format!(
-        "{} holds no citing sentences of its papers to check the adaptation against; import the PDFs or LaTeX \
-         sources of papers in its field with `citewise import --evidence` first (or pass --without-citations: \
-         the inverse cloze task alone lowered citation recall wherever it was measured)",
-        lib_dir.display()
-    )
+impl Sitting {
+    fn new(started: Instant, reranker: bool) -> Sitting {
+        Sitting { bars: Bars::new(), started, reranker }
+    }
+}
+
+impl RunProgress for Sitting {
+    fn phase(&self, name: &str, len: u64) {
+        self.bars.phase(name, len)
+    }
+    fn advance(&self, n: u64, loss: Option<f32>) {
+        self.bars.advance(n, loss)
+    }
+}
+
+impl AdaptProgress for Sitting {
+    fn checkpoint(&self, c: &AdaptCheckpoint) {
+        AdaptProgress::checkpoint(&self.bars, c)
+    }
+}
+
+impl RerankProgress for Sitting {
+    fn checkpoint(&self, c: &Checkpoint) {
+        RerankProgress::checkpoint(&self.bars, c)
+    }
+}
+
+impl Progress for Sitting {
+    fn backend(&self, backend: &Backend) {
+        eprintln!("backend: {} on {}", backend.name, backend.adapter);
+    }
+    fn starting_weights(&self, source: &str) {
+        if self.reranker {
+            eprintln!("starting reranker: {source}");
+        } else {
+            eprintln!("starting weights: {source}");
+        }
+    }
+    fn making_examples(&self, done: u64, total: u64) {
+        self.bars.bar.set_length(total);
+        self.bars.bar.set_position(done);
+    }
+    fn examples(&self, made: &Examples) {
+        let seconds = self.started.elapsed().as_secs_f64();
+        self.bars.bar.suspend(|| {
+            if self.reranker {
+                eprintln!(
+                    "{} citing sentences to train on, {} held out, from {} papers ({seconds:.0} s)",
+                    made.citing, made.citing_held_out, made.papers
+                )
+            } else {
+                eprintln!(
+                    "{} cut sentences ({} held out) and {} citing sentences ({} held out), from {} papers ({seconds:.0} s)",
+                    made.cut, made.cut_held_out, made.citing, made.citing_held_out, made.papers
+                )
+            }
+        });
+    }
+}
+
+/// What is left to do after a run (`again` is the command that goes on).
+fn left_to_do(o: &Outcome, again: &str) -> String {
+    if o.complete() {
+        "the run is complete".to_string()
+    } else {
+        format!("run `{again}` again to go on from step {}", o.last_step)
+    }
+}
+
+/// The flags as HAtten's options (a flag not given: the library's default).
+fn hatten_options(a: &AdaptArgs) -> HattenOptions {
+    let d = HattenOptions::default();
+    HattenOptions {
+        steps: a.steps.unwrap_or(d.steps),
+        batch: a.batch.unwrap_or(d.batch),
+        learning_rate: a.lr.unwrap_or(d.learning_rate),
+        eval_every: a.eval_every.unwrap_or(d.eval_every),
+        max_minutes: Some(a.max_minutes),
+        pairs: a.pairs,
+        val_pairs: a.val_pairs,
+        seed: a.seed,
+        without_citations: a.without_citations,
+        device: a.device,
+    }
+}
+
+/// The flags as the reranker's options (`--pairs`, `--val-pairs` and
+/// `--without-citations` do not apply).
+fn reranker_options(a: &AdaptArgs) -> RerankerOptions {
+    let d = RerankerOptions::default();
+    RerankerOptions {
+        steps: a.steps.unwrap_or(d.steps),
+        batch: a.batch.unwrap_or(d.batch),
+        learning_rate: a.lr.unwrap_or(d.learning_rate),
+        eval_every: a.eval_every.unwrap_or(d.eval_every),
+        max_minutes: Some(a.max_minutes),
+        seed: a.seed,
+        device: a.device,
+        ..d
+    }
 }
 
 pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
@@ -126,85 +213,37 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     }
     let t0 = Instant::now();
     let lib = Library::open(lib_dir).with_context(|| format!("opening {}", lib_dir.display()))?;
-    if lib.citances().count() == 0 && !a.without_citations {
-        anyhow::bail!(no_citations(lib_dir));
-    }
-    let backend = select(a.device);
-    eprintln!("backend: {} on {}", backend.name, backend.adapter);
-    // Always from the default weights: a later sitting resumes the run's own
-    // checkpoints, never the published copy.
-    let base = Weights::default_weights()?;
-    eprintln!("starting weights: {}", base.source);
-    let words = WordVectors::load_named(base.config.word_vectors_name())?;
+    let sitting = Sitting::new(t0, false);
+    let outcome = hatten(&lib, &hatten_options(a), &sitting);
+    sitting.bars.bar.finish_and_clear();
+    let o = outcome?;
 
-    let bars = Bars::new();
-    bars.phase("making pairs", a.pairs as u64);
-    let pair_opts = PairOptions { train: a.pairs, val: a.val_pairs, seed: a.seed, ..PairOptions::default() };
-    let data = adaptation_data(&lib, &pair_opts, &|done, total| {
-        bars.bar.set_length(total);
-        bars.bar.set_position(done);
-    })?;
-    let citing = data.train.iter().filter(|p| p.kind == PairKind::Citing).count();
-    bars.bar.suspend(|| {
-        eprintln!(
-            "{} cut sentences ({} held out) and {} citing sentences ({} held out), from {} papers ({:.0} s)",
-            data.train.len() - citing,
-            data.val.len(),
-            citing,
-            data.cited_val.len(),
-            data.papers.len(),
-            t0.elapsed().as_secs_f64()
-        )
-    });
-    if data.cited_val.is_empty() && !a.without_citations {
-        bars.bar.finish_and_clear();
-        anyhow::bail!(no_citations(lib_dir));
-    }
-    let defaults = AdaptOptions::default();
-    let opts = AdaptOptions {
-        batch: a.batch.unwrap_or(defaults.batch),
-        learning_rate: a.lr.unwrap_or(defaults.learning_rate),
-        eval_every: a.eval_every.unwrap_or(defaults.eval_every).max(1),
-        max_steps: a.steps.unwrap_or(defaults.max_steps),
-        max_minutes: Some(a.max_minutes),
-        seed: a.seed,
-        ..defaults
+    let done = left_to_do(&o, "citewise adapt");
+    let judged = match o.held_out {
+        HeldOut::CitingSentences => "held-out citing sentences",
+        HeldOut::CutSentences => "held-out cut sentences",
     };
-    let history = adapt_hatten(&base.config, &base.bytes, &data, &run_dir(lib_dir), &opts, &words, &backend.device, &bars)?;
-    bars.bar.finish_and_clear();
-
-    let (start, best, done) = outcome(&history, |c| (c.step, c.best), opts.max_steps, "citewise adapt")?;
-    let judged = if start.cited_r10.is_some() { "held-out citing sentences" } else { "held-out cut sentences" };
-    let r10 = |c: &AdaptCheckpoint| c.cited_r10.unwrap_or(c.val_r10);
-    let mrr = |c: &AdaptCheckpoint| c.cited_mrr.unwrap_or(c.val_mrr);
-    if best.step == 0 {
+    let Some(dir) = &o.published else {
         println!(
             "no step beat the starting weights on the {judged} (R@10 {:.3}, MRR {:.3}); nothing published; {done}",
-            r10(start),
-            mrr(start)
+            o.start.r10, o.start.mrr
         );
         return Ok(());
-    }
-    let dir = publish(lib_dir, &base, &data.train)?;
+    };
     println!(
         "adapted weights: {} (step {}; {judged}: R@10 {:.3} → {:.3}, MRR {:.3} → {:.3}); {done}",
         dir.display(),
-        best.step,
-        r10(start),
-        r10(best),
-        mrr(start),
-        mrr(best)
+        o.best_step,
+        o.start.r10,
+        o.best.r10,
+        o.start.mrr,
+        o.best.mrr
     );
     let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
     super::import::embed_papers(&lib, &models)?;
     println!("done in {:.1} min; `citewise adapt --remove` goes back to the default weights", t0.elapsed().as_secs_f64() / 60.0);
     Ok(())
 }
-
-/// Held-out citing sentences the reranker is judged on (each one reranks
-/// [`RERANK_VAL_DEPTH`] papers, about half a second on 2 CPU cores).
-const RERANK_HELD_OUT: usize = 200;
-const RERANK_VAL_DEPTH: usize = 20;
 
 /// `citewise adapt --reranker`: the cross-encoder in use, fine-tuned on the
 /// library's citing sentences (BM25 neighbours as the negatives), judged on
@@ -220,83 +259,30 @@ fn run_reranker(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     }
     let t0 = Instant::now();
     let lib = Library::open(lib_dir).with_context(|| format!("opening {}", lib_dir.display()))?;
-    if lib.citances().count() == 0 {
-        anyhow::bail!(no_citing_sentences_for_the_reranker(lib_dir));
-    }
-    let backend = select(a.device);
-    eprintln!("backend: {} on {}", backend.name, backend.adapter);
-    // Always from the default reranker: a later sitting resumes the run's
-    // own checkpoints, never the published copy.
-    let base = RerankerWeights::default_weights()?;
-    eprintln!("starting reranker: {}", base.source);
-    let base_dir = model_dir(&base.config.base)?;
+    let sitting = Sitting::new(t0, true);
+    let outcome = reranker(&lib, &reranker_options(a), &sitting);
+    sitting.bars.bar.finish_and_clear();
+    let o = outcome?;
 
-    let bars = Bars::new();
-    bars.phase("finding each citing sentence's neighbours", 0);
-    let pair_opts = PairOptions { train: 0, val: 0, cited_val: RERANK_HELD_OUT, seed: a.seed, ..PairOptions::default() };
-    let data = adaptation_data(&lib, &pair_opts, &|done, total| {
-        bars.bar.set_length(total);
-        bars.bar.set_position(done);
-    })?;
-    let data = reranker_data(&lib, data, RERANK_VAL_DEPTH)?;
-    bars.bar.suspend(|| {
-        eprintln!(
-            "{} citing sentences to train on, {} held out, from {} papers ({:.0} s)",
-            data.train.len(),
-            data.val.len(),
-            data.papers.len(),
-            t0.elapsed().as_secs_f64()
-        )
-    });
-    if data.train.is_empty() || data.val.is_empty() {
-        bars.bar.finish_and_clear();
-        anyhow::bail!(no_citing_sentences_for_the_reranker(lib_dir));
+    let done = left_to_do(&o, "citewise adapt --reranker");
+    let figures = |r10: f64, mrr: f64| format!("R@10 {r10:.3}, MRR {mrr:.3}");
+    if let Some(bm25) = o.unreranked {
+        println!("held-out citing sentences, BM25's order: R@10 {:.3}, MRR {:.3}", bm25.r10, bm25.mrr);
     }
-    let defaults = RerankTrainOptions::default();
-    let opts = RerankTrainOptions {
-        batch: a.batch.unwrap_or(defaults.batch),
-        learning_rate: a.lr.unwrap_or(2e-5),
-        eval_every: a.eval_every.unwrap_or(100).max(1),
-        rerank_depth: RERANK_VAL_DEPTH,
-        max_steps: a.steps.unwrap_or(400),
-        max_minutes: Some(a.max_minutes),
-        seed: a.seed,
-        ..defaults
-    };
-    let history = train_reranker_from(
-        &base.config,
-        &base_dir,
-        Some(&base.bytes),
-        &data.papers,
-        &data.train,
-        &data.val,
-        &reranker_run_dir(lib_dir),
-        &opts,
-        &backend.device,
-        &bars,
-    )?;
-    bars.bar.finish_and_clear();
-    let (start, best, done) = outcome(&history, |c| (c.step, c.best), opts.max_steps, "citewise adapt --reranker")?;
-    let figures = |c: &Checkpoint| format!("R@10 {:.3}, MRR {:.3}", c.r10, c.mrr);
-    println!("held-out citing sentences, BM25's order: R@10 {:.3}, MRR {:.3}", start.prefetch_r10, start.prefetch_mrr);
-    if best.step == 0 {
-        println!("no step beat the starting reranker on them ({}); nothing published; {done}", figures(start));
+    let Some(dir) = &o.published else {
+        println!("no step beat the starting reranker on them ({}); nothing published; {done}", figures(o.start.r10, o.start.mrr));
         return Ok(());
-    }
-    let dir = publish_reranker(lib_dir, &base, &data)?;
-    println!("adapted reranker: {} (step {}; reranked: {} → {}); {done}", dir.display(), best.step, figures(start), figures(best));
+    };
+    println!(
+        "adapted reranker: {} (step {}; reranked: {} → {}); {done}",
+        dir.display(),
+        o.best_step,
+        figures(o.start.r10, o.start.mrr),
+        figures(o.best.r10, o.best.mrr)
+    );
     println!(
         "done in {:.1} min; `citewise adapt --reranker --remove` goes back to the default reranker",
         t0.elapsed().as_secs_f64() / 60.0
     );
     Ok(())
-}
-
-/// Why a library without citing sentences gets no reranker adaptation.
-fn no_citing_sentences_for_the_reranker(lib_dir: &Path) -> String {
-    format!(
-        "{} holds no citing sentences of its papers to adapt the reranker on (nor to check it against); import the \
-         PDFs or LaTeX sources of papers in its field with `citewise import --evidence` first",
-        lib_dir.display()
-    )
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::train::Bars;
+use super::progress::Bars;
 use crate::library::student::{distillation_data, publish, remove, run_dir, student_config, SampleOptions, SampleProgress};
 use crate::library::Library;
 use crate::neural::backend::{select, DevicePreference};

@@ -35,6 +35,34 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
         }
     }
     let report = check::inspect(library);
+    print_library(library, &report)?;
+    print_models(library, models)?;
+    for (name, state) in &report.stores {
+        if state.is_some_and(|s| !s.verified) {
+            println!(
+                "note      the vectors of the {name} carry no checksums yet (written by an earlier citewise), so only their size was checked; `{}` adds them",
+                crate::util::citewise_command(library, "embed")
+            );
+        }
+    }
+    if report.problems.is_empty() {
+        return Ok(());
+    }
+    for p in &report.problems {
+        println!("problem   {}", p.what);
+        println!("  repair: {}", p.repair);
+    }
+    let n = report.problems.len();
+    anyhow::bail!(
+        "the library at {} has {n} problem{}; the repair of each is printed above",
+        library.display(),
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// The library: papers, evidence spans, how much of it the citation
+/// channel covers.
+fn print_library(library: &Path, report: &check::Report) -> Result<()> {
     match Library::open(library) {
         Ok(lib) => {
             let ev = lib.evidence().stats()?;
@@ -55,6 +83,12 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
         Err(_) if !report.problems.is_empty() => println!("library   {} (does not open; see below)", library.display()),
         Err(e) => println!("library   {e}"),
     }
+    Ok(())
+}
+
+/// The adapters, the backend, and each model (loaded once), with the
+/// state of the library's own training runs.
+fn print_models(library: &Path, models: &Models) -> Result<()> {
     let device = Device::flex();
     let adapters = crate::neural::backend::adapters();
     for a in &adapters {
@@ -151,25 +185,5 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
         Ok(None) => {}
         Err(e) => println!("  {:<24} {e}", "reranker adaptation"),
     }
-    for (name, state) in &report.stores {
-        if state.is_some_and(|s| !s.verified) {
-            println!(
-                "note      the vectors of the {name} carry no checksums yet (written by an earlier citewise), so only their size was checked; `{}` adds them",
-                crate::util::citewise_command(library, "embed")
-            );
-        }
-    }
-    if report.problems.is_empty() {
-        return Ok(());
-    }
-    for p in &report.problems {
-        println!("problem   {}", p.what);
-        println!("  repair: {}", p.repair);
-    }
-    let n = report.problems.len();
-    anyhow::bail!(
-        "the library at {} has {n} problem{}; the repair of each is printed above",
-        library.display(),
-        if n == 1 { "" } else { "s" }
-    )
+    Ok(())
 }

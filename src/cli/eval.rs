@@ -8,7 +8,7 @@ use super::import::{print_evidence_summary, print_summary};
 use super::progress::{count_bar, ImportBar};
 use crate::eval::harness::{contexts_file, load_split, papers_file, TRAIN_SPLIT};
 use crate::eval::harness::{evaluate_at, AsOf};
-use crate::eval::{report, EvalReport};
+use crate::eval::{report, EvalReport, Plan};
 use crate::index::QueryTf;
 use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
@@ -177,41 +177,17 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     }
     // No depth given: the recommender's own (deeper when the reranker runs
     // on a GPU).
-    let depths: Vec<Option<usize>> =
-        if a.rerank_depth.is_empty() { vec![None] } else { a.rerank_depth.iter().copied().map(Some).collect() };
-    let run_one = |stages: &Stages, depth: Option<usize>| -> Result<EvalReport> {
-        let rec = Recommender::open(lib.clone(), models, Some(stages), Settings { rerank_depth: depth, ..settings })?;
-        let bar = count_bar(contexts.len() as u64, &format!("evaluating {}", stages.names().join("+")));
-        let as_of = if a.any_year { AsOf::AnyYear } else { AsOf::CitingYear };
-        let report = evaluate_at(&rec, &contexts, &a.split, a.global, a.depth, as_of, &|_| bar.inc(1))?;
-        bar.finish_and_clear();
-        Ok(report)
-    };
-    let reranks = stages.rerank;
-    let channels = Stages { rerank: false, ..stages.clone() };
-    let mut report = run_one(&stages, depths[0])?;
-    let mut extra = Vec::new();
-    if reranks {
-        // Deepest first: the shallower runs then find their pair scores
-        // computed (so only the first run's latencies are cold).
-        let mut rest: Vec<(usize, Option<usize>)> = depths[1..].iter().copied().enumerate().collect();
-        rest.sort_by_key(|&(_, d)| std::cmp::Reverse(d));
-        let mut runs = Vec::new();
-        for (i, d) in rest {
-            runs.push((i, run_one(&stages, d)?));
-        }
-        runs.sort_by_key(|(i, _)| *i);
-        extra = runs.into_iter().map(|(_, r)| r).collect();
-    }
-    if stages.names().len() > 1 && !a.fused_only {
-        for &id in &channels.channels {
-            report.alone.push(run_one(&Stages { channels: vec![id], rerank: false }, None)?);
-        }
-        if reranks && channels.channels.len() > 1 {
-            report.alone.push(run_one(&channels, None)?);
-        }
-    }
-    report.by_rerank_depth = extra;
+    let plan = Plan::new(&stages, &a.rerank_depth, a.fused_only);
+    let report = plan
+        .execute(|run| -> Result<EvalReport> {
+            let rec = Recommender::open(lib.clone(), models, Some(&run.stages), Settings { rerank_depth: run.rerank_depth, ..settings })?;
+            let bar = count_bar(contexts.len() as u64, &format!("evaluating {}", run.stages.names().join("+")));
+            let as_of = if a.any_year { AsOf::AnyYear } else { AsOf::CitingYear };
+            let report = evaluate_at(&rec, &contexts, &a.split, a.global, a.depth, as_of, &|_| bar.inc(1))?;
+            bar.finish_and_clear();
+            Ok(report)
+        })?
+        .into_report();
     let text: String = report
         .alone
         .iter()

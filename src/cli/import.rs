@@ -44,6 +44,10 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     let t = Instant::now();
     let lib = Library::open_or_create(dir)?;
     if a.evidence {
+        // The citation wrappers the editor's configuration names count here too.
+        if let Some(config) = crate::tui::config::Config::dir().map(|d| d.join("config.toml")) {
+            crate::tui::config::Config::load(&config)?;
+        }
         let (found, problems) = inputs::expand(&a.paths);
         for p in &problems {
             eprintln!("skipped: {}", printable(&p.to_string()));

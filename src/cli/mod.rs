@@ -6,6 +6,7 @@ mod distill;
 mod doctor;
 mod eval;
 mod evidence;
+mod field;
 mod import;
 mod lsp;
 mod progress;

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::library::import::ImportProgress;
 
@@ -44,4 +44,45 @@ pub fn count_bar(len: u64, what: &str) -> ProgressBar {
             .progress_chars("=> "),
     );
     bar
+}
+
+/// The bar training runs show: phase, progress, loss, elapsed and ETA
+/// (HAtten's and the reranker's runs alike).
+pub struct Bars {
+    pub bar: ProgressBar,
+}
+
+impl Bars {
+    pub fn new() -> Bars {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} {msg} ({elapsed}, eta {eta})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        Bars { bar }
+    }
+
+    pub fn phase(&self, name: &str, len: u64) {
+        self.bar.reset();
+        self.bar.set_length(len);
+        self.bar.set_prefix(name.to_string());
+        self.bar.set_message("");
+    }
+
+    pub fn advance(&self, n: u64, loss: Option<f32>) {
+        self.bar.inc(n);
+        if let Some(l) = loss {
+            self.bar.set_message(format!("loss {l:.4}"));
+        }
+    }
+}
+
+impl crate::neural::train::run::RunProgress for Bars {
+    fn phase(&self, name: &str, len: u64) {
+        Bars::phase(self, name, len)
+    }
+    fn advance(&self, n: u64, loss: Option<f32>) {
+        Bars::advance(self, n, loss)
+    }
 }

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::field::write_field;
+use super::progress::Bars;
 use crate::neural::backend::{select, DevicePreference};
-use crate::neural::field::{FieldProfile, FIELD_FILE};
 use crate::neural::hatten::HattenConfig;
 use crate::neural::train::{train, EpochReport, TrainOptions, TrainProgress};
 use crate::neural::words::WordVectors;
@@ -37,23 +37,6 @@ pub struct FieldArgs {
     /// Directory to write field.tsv in
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-}
-
-/// Writes the field profile of the benchmark's `train` queries (their local
-/// context, as the models read it) into `out`.
-pub fn write_field(bench: &std::path::Path, out: &std::path::Path) -> Result<()> {
-    let contexts = crate::eval::harness::load_split(bench, crate::eval::harness::TRAIN_SPLIT)?;
-    let texts: Vec<String> = contexts.iter().map(|c| crate::pipeline::query::strip_citations(&c.context)).collect();
-    let profile = FieldProfile::from_texts(texts.iter().map(String::as_str));
-    std::fs::create_dir_all(out)?;
-    profile.write_beside(out)?;
-    eprintln!(
-        "field profile: {} terms known from {} training queries in {}",
-        profile.len(),
-        contexts.len(),
-        out.join(FIELD_FILE).display()
-    );
-    Ok(())
 }
 
 #[derive(Debug, Args)]
@@ -114,47 +97,6 @@ pub struct HattenArgs {
     /// Compute device
     #[arg(long, value_enum, default_value_t = DevicePreference::Auto)]
     pub device: DevicePreference,
-}
-
-/// The bar training runs show: phase, progress, loss, elapsed and ETA
-/// (HAtten's and the reranker's runs alike).
-pub struct Bars {
-    pub bar: ProgressBar,
-}
-
-impl Bars {
-    pub fn new() -> Bars {
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} {msg} ({elapsed}, eta {eta})")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
-        Bars { bar }
-    }
-
-    pub fn phase(&self, name: &str, len: u64) {
-        self.bar.reset();
-        self.bar.set_length(len);
-        self.bar.set_prefix(name.to_string());
-        self.bar.set_message("");
-    }
-
-    pub fn advance(&self, n: u64, loss: Option<f32>) {
-        self.bar.inc(n);
-        if let Some(l) = loss {
-            self.bar.set_message(format!("loss {l:.4}"));
-        }
-    }
-}
-
-impl crate::neural::training_run::RunProgress for Bars {
-    fn phase(&self, name: &str, len: u64) {
-        Bars::phase(self, name, len)
-    }
-    fn advance(&self, n: u64, loss: Option<f32>) {
-        Bars::advance(self, n, loss)
-    }
 }
 
 impl TrainProgress for Bars {

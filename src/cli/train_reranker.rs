@@ -11,16 +11,15 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use super::progress::count_bar;
-use super::train::Bars;
+use super::progress::{count_bar, Bars};
 use crate::corpus::benchmark::{load_contexts, CitationContext};
 use crate::eval::harness::{contexts_file, papers_file};
 use crate::library::Library;
 use crate::neural::backend::{select, DevicePreference};
 use crate::neural::cross_encoder::RerankerConfig;
 use crate::neural::models::model_dir;
-use crate::neural::rerank_train::{train_reranker, Checkpoint, RerankExample, RerankProgress, RerankTrainOptions};
 use crate::neural::train::load_papers;
+use crate::neural::train::rerank::{train_reranker, Checkpoint, RerankExample, RerankInputs, RerankProgress, RerankTrainOptions};
 use crate::pipeline::{Query, Recommender};
 
 #[derive(Debug, Args)]
@@ -154,8 +153,9 @@ pub fn run(a: &RerankerArgs, models: &crate::pipeline::Models) -> Result<()> {
         seed: a.seed,
     };
     let bars = Bars::new();
-    let history = train_reranker(&config, &base_dir, &papers, &mined.train, &mined.val, &a.out, &opts, &backend.device, &bars)?;
-    super::train::write_field(&a.bench, &a.out)?;
+    let inputs = RerankInputs { config: &config, base_dir: &base_dir, start: None, papers: &papers, train: &mined.train, val: &mined.val };
+    let history = train_reranker(&inputs, &a.out, &opts, &backend.device, &bars)?;
+    super::field::write_field(&a.bench, &a.out)?;
     bars.bar.finish_and_clear();
     if let Some(best) = history.iter().rfind(|c| c.best) {
         println!(

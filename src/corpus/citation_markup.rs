@@ -1,62 +1,488 @@
-//! Citation markup in running text: the benchmark's `[CIT]`, LaTeX
-//! `\cite{..}` commands and Pandoc `[@key]` citations.
+//! Citation markup in running text: the one grammar of citations.
+//!
+//! LaTeX `\cite`-family commands (natbib, biblatex and its multi-citation
+//! `\cites`, optional arguments, and wrapper commands a user names in the
+//! configuration), Pandoc Markdown `[@key]`, `[see -@key, p. 3; @other]`
+//! and narrative `@key`, Typst `@key` and `#cite(<key>)`, and the
+//! benchmark's `[CIT]`. Every reader of citation keys derives from here:
+//! the language server's diagnostics and offers, the editor's "already
+//! cited", the exporter, the LaTeX and Markdown evidence readers, and the
+//! query text a model sees ([`strip_citations`]).
+//!
+//! **Invariant:** no other module writes a pattern for citation markup;
+//! a syntax this grammar does not know is added here, with a test.
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
 
 use super::benchmark::CIT;
 
-/// Removes citation markup and collapses whitespace.
+/// How a document writes its citations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CiteSyntax {
+    /// `\cite{a,b}`
+    #[default]
+    Latex,
+    /// `[@a; @b]`
+    Markdown,
+    /// `@a @b`
+    Typst,
+}
+
+impl CiteSyntax {
+    /// By the file's extension: Markdown-family files use Pandoc syntax,
+    /// Typst files Typst's, everything else LaTeX.
+    pub fn for_file(path: &Path) -> CiteSyntax {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("md" | "markdown" | "qmd" | "rmd" | "pandoc") => CiteSyntax::Markdown,
+            Some("typ") => CiteSyntax::Typst,
+            _ => CiteSyntax::Latex,
+        }
+    }
+
+    /// A citation of `keys` as this syntax writes it.
+    pub fn format(self, keys: &[String]) -> String {
+        match self {
+            CiteSyntax::Latex => format!("\\cite{{{}}}", keys.join(",")),
+            CiteSyntax::Markdown => format!("[{}]", keys.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join("; ")),
+            CiteSyntax::Typst => keys.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join(" "),
+        }
+    }
+}
+
+/// What a LaTeX citation command does with its keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CiteCommand {
+    /// A citation marker in the prose: `\cite`, `\citep`, `\parencite`,
+    /// `\autocites`, a configured wrapper.
+    Marker,
+    /// Names a work without a marker (`\citeauthor`, `\citeyear`,
+    /// `\citetitle`, `\nocite`): its keys are cited, its place is prose.
+    Reference,
+}
+
+/// Commands that name a work's parts, or list keys, without a marker.
+const REFERENCE_COMMANDS: &[&str] =
+    &["citeauthor", "Citeauthor", "citeyear", "citeyearpar", "citetitle", "Citetitle", "citeurl", "citedate", "nocite"];
+
+static EXTRA_COMMANDS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Wrapper commands the user's configuration names (`cite_commands`, e.g.
+/// `["mycite"]`), counted as citation markers from now on. Set once, at
+/// start-up; a second call changes nothing and says so.
+pub fn set_wrapper_commands(names: Vec<String>) -> bool {
+    let names = names.into_iter().map(|n| n.trim().trim_start_matches('\\').to_string()).filter(|n| !n.is_empty()).collect();
+    EXTRA_COMMANDS.set(names).is_ok()
+}
+
+/// What the LaTeX command `name` (without its backslash; a trailing `*`
+/// allowed) is, if it cites: any command whose name holds `cite` in any
+/// case (natbib's `\citep`, `\Citet`, biblatex's `\parencite`,
+/// `\footcites`, …), and the configured wrappers.
+pub fn cite_command(name: &str) -> Option<CiteCommand> {
+    let n = name.trim_end_matches('*');
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    if REFERENCE_COMMANDS.contains(&n) {
+        return Some(CiteCommand::Reference);
+    }
+    if n.to_ascii_lowercase().contains("cite") || EXTRA_COMMANDS.get().is_some_and(|extra| extra.iter().any(|e| e == n)) {
+        return Some(CiteCommand::Marker);
+    }
+    None
+}
+
+/// A LaTeX citation command's arguments, read from just after its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatexArguments {
+    /// The byte ranges of its key lists (inside the braces), one per
+    /// `{…}` group (`\cites{a}{b,c}` has two).
+    pub key_lists: Vec<Range<usize>>,
+    /// Where the command ends; for an open command, the text's end.
+    pub end: usize,
+    /// The last key list is not closed: the text ends inside it (a
+    /// citation being typed).
+    pub open: bool,
+}
+
+/// Reads a citation command's arguments from byte `at` of `s` (just after
+/// the command's name and any `*`): optional `[…]` arguments (and `(…)`
+/// ones for the multi-citation `…cites`), then a braced key list (several
+/// for `…cites`). None: no key list follows.
+pub fn latex_arguments(s: &str, at: usize, name: &str) -> Option<LatexArguments> {
+    let b = s.as_bytes();
+    let multi = name.trim_end_matches('*').ends_with("cites");
+    let mut k = at;
+    let mut key_lists = Vec::new();
+    loop {
+        let mut j = k;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        match b.get(j) {
+            Some(b'[') => k = group_end(b, j, b'[', b']')?,
+            Some(b'(') if multi => k = group_end(b, j, b'(', b')')?,
+            Some(b'{') => match group_end(b, j, b'{', b'}') {
+                Some(e) => {
+                    key_lists.push(j + 1..e - 1);
+                    k = e;
+                    if !multi {
+                        break;
+                    }
+                }
+                None => {
+                    key_lists.push(j + 1..b.len());
+                    return Some(LatexArguments { key_lists, end: b.len(), open: true });
+                }
+            },
+            _ => break,
+        }
+    }
+    (!key_lists.is_empty()).then_some(LatexArguments { key_lists, end: k, open: false })
+}
+
+/// The end (one past the closing byte) of the group opened at `i`; nested
+/// groups and `\`-escaped bytes are skipped. None: never closed. (LaTeX's
+/// rule for a group, which the LaTeX reader uses for every argument.)
+pub fn group_end(b: &[u8], i: usize, open: u8, close: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = i;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 1,
+            c if c == open => depth += 1,
+            c if c == close => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(j + 1);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// The keys of a key list (`a, b`) with their byte ranges (offset by
+/// `base`); empty entries and `*` (`\nocite{*}`) left out.
+fn split_keys(list: &str, base: usize, out: &mut Vec<(String, Range<usize>)>) {
+    let mut at = base;
+    for part in list.split(',') {
+        let key = part.trim();
+        if !key.is_empty() && key != "*" {
+            let start = at + part.find(key).unwrap_or(0);
+            out.push((key.to_string(), start..start + key.len()));
+        }
+        at += part.len() + 1;
+    }
+}
+
+/// A LaTeX command name at byte `i` (a backslash): the name and where it
+/// ends (after a `*`).
+fn latex_command_at(s: &str, i: usize) -> Option<(&str, usize)> {
+    let b = s.as_bytes();
+    if b.get(i) != Some(&b'\\') {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < b.len() && b[j].is_ascii_alphabetic() {
+        j += 1;
+    }
+    if j == i + 1 {
+        return None;
+    }
+    if b.get(j) == Some(&b'*') {
+        j += 1;
+    }
+    Some((&s[i + 1..j], j))
+}
+
+/// Every LaTeX citation command of `s`: (where it starts, its arguments).
+fn latex_commands(s: &str) -> impl Iterator<Item = (usize, LatexArguments)> + '_ {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(off) = s.get(from..)?.find('\\') {
+            let i = from + off;
+            from = i + 1;
+            let Some((name, after)) = latex_command_at(s, i) else { continue };
+            if cite_command(name).is_none() {
+                from = after;
+                continue;
+            }
+            if let Some(args) = latex_arguments(s, after, name) {
+                from = args.end.max(i + 1);
+                return Some((i, args));
+            }
+            from = after;
+        }
+        None
+    })
+}
+
+/// Is `c` a character of a Pandoc key (internal punctuation aside)?
+fn pandoc_key_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Punctuation a Pandoc key may hold between key characters.
+const PANDOC_INTERNAL: &[char] = &[':', '.', '#', '$', '%', '&', '-', '+', '?', '<', '>', '~', '/'];
+
+/// The length of a Pandoc key at the start of `s` (`doe+2019`, `a:b.c`;
+/// punctuation only between key characters); 0: none.
+fn pandoc_key_len(s: &str) -> usize {
+    let mut end = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if pandoc_key_char(c) {
+            end = i + c.len_utf8();
+        } else if end > 0 && PANDOC_INTERNAL.contains(&c) && chars.peek().is_some_and(|&(_, n)| pandoc_key_char(n)) {
+            continue;
+        } else {
+            break;
+        }
+    }
+    end
+}
+
+/// The length of a Typst label at the start of `s` (letters, digits, `_`,
+/// `-`, `:`, `.`; not ending in punctuation); 0: none.
+fn typst_key_len(s: &str) -> usize {
+    if !s.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+        return 0;
+    }
+    let mut end = 0;
+    for (i, c) in s.char_indices() {
+        if c.is_alphanumeric() || c == '_' {
+            end = i + c.len_utf8();
+        } else if !matches!(c, '-' | ':' | '.') {
+            break;
+        }
+    }
+    end
+}
+
+/// Whether an `@` at byte `i` can start a citation: at the text's start or
+/// after a character that is not a word character or `@` (so not an
+/// e-mail address).
+fn at_sign_starts_citation(s: &str, i: usize) -> bool {
+    s[..i].chars().next_back().is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '@'))
+}
+
+/// A Pandoc citation key at an `@` at byte `i` of `s`: the key's range
+/// (`@{key}` braces excluded) and where the citation ends.
+fn pandoc_key_at(s: &str, i: usize) -> Option<(Range<usize>, usize)> {
+    let after = i + 1;
+    if let Some(inner) = s[after..].strip_prefix('{') {
+        let close = inner.find(['}', '\n'])?;
+        return (inner.as_bytes()[close] == b'}' && close > 0).then(|| (after + 1..after + 1 + close, after + close + 2));
+    }
+    let len = pandoc_key_len(&s[after..]);
+    (len > 0).then_some((after..after + len, after + len))
+}
+
+/// Citation keys of `text` in `syntax`, with their byte ranges, in order:
+/// `\cite`-family commands (LaTeX); `@key` and `@{key}` outside e-mail
+/// addresses, in brackets or narrative, `-@key` too (Markdown); `@key` and
+/// `#cite(<key>)` (Typst).
+pub fn citations(text: &str, syntax: CiteSyntax) -> Vec<(String, Range<usize>)> {
+    let mut out = Vec::new();
+    match syntax {
+        CiteSyntax::Latex => {
+            for (_, args) in latex_commands(text) {
+                for list in args.key_lists {
+                    split_keys(&text[list.clone()], list.start, &mut out);
+                }
+            }
+        }
+        CiteSyntax::Markdown => {
+            for (i, _) in text.match_indices('@') {
+                if at_sign_starts_citation(text, i) {
+                    if let Some((key, _)) = pandoc_key_at(text, i) {
+                        out.push((text[key.clone()].to_string(), key));
+                    }
+                }
+            }
+        }
+        CiteSyntax::Typst => {
+            let mut found: Vec<(String, Range<usize>)> = Vec::new();
+            for (i, _) in text.match_indices('@') {
+                let len = typst_key_len(&text[i + 1..]);
+                if len > 0 && at_sign_starts_citation(text, i) {
+                    found.push((text[i + 1..i + 1 + len].to_string(), i + 1..i + 1 + len));
+                }
+            }
+            for (i, _) in text.match_indices("#cite(") {
+                let rest = &text[i + 6..];
+                let lead = rest.len() - rest.trim_start().len();
+                let start = i + 6 + lead;
+                if let Some(label) = text[start..].strip_prefix('<') {
+                    let len = label.find(|c: char| c == '>' || c.is_whitespace()).unwrap_or(label.len());
+                    if len > 0 && label[len..].starts_with('>') {
+                        found.push((label[..len].to_string(), start + 1..start + 1 + len));
+                    }
+                }
+            }
+            found.sort_by_key(|(_, r)| r.start);
+            out = found;
+        }
+    }
+    out
+}
+
+/// The distinct keys `text` cites, in order of first citation.
+pub fn cited_keys(text: &str, syntax: CiteSyntax) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (key, _) in citations(text, syntax) {
+        if !out.contains(&key) {
+            out.push(key);
+        }
+    }
+    out
+}
+
+/// The distinct keys a text of unknown syntax cites, in order: its
+/// `\cite`-family commands and its bracketed `[@key]` groups (the forms no
+/// prose writes by accident).
+pub fn cited_keys_any(text: &str) -> Vec<String> {
+    let mut out = cited_keys(text, CiteSyntax::Latex);
+    let mut rest = 0;
+    while let Some(off) = text.get(rest..).and_then(|r| r.find('[')) {
+        let i = rest + off;
+        rest = i + 1;
+        if let Some(len) = bracketed_len(&text[i..]) {
+            for (key, _) in citations(&text[i..i + len], CiteSyntax::Markdown) {
+                if !out.contains(&key) {
+                    out.push(key);
+                }
+            }
+            rest = i + len;
+        }
+    }
+    out
+}
+
+/// The length of a bracketed Pandoc citation group at the start of `s`
+/// (`[see @a, p. 3; -@b]`, on one line, holding a citation).
+fn bracketed_len(s: &str) -> Option<usize> {
+    let inner = s.strip_prefix('[')?;
+    let end = inner.find([']', '\n'])?;
+    let body = &inner[..end];
+    let cites = body.match_indices('@').any(|(i, _)| at_sign_starts_citation(body, i) && pandoc_key_at(body, i).is_some());
+    (inner.as_bytes()[end] == b']' && cites).then_some(end + 2)
+}
+
+/// A Pandoc citation at the start of `s`: a bracketed group
+/// (`[see @a, p. 3; -@b]`) or, where `s` starts with `@`, a narrative
+/// citation (the caller knows the character before it). Its keys and its
+/// length.
+pub fn pandoc_citation_at(s: &str) -> Option<(Vec<String>, usize)> {
+    if s.starts_with('[') {
+        let len = bracketed_len(s)?;
+        let keys = citations(&s[..len], CiteSyntax::Markdown).into_iter().map(|(k, _)| k).collect();
+        return Some((keys, len));
+    }
+    let (key, end) = pandoc_key_at(s, s.find('@').filter(|&i| i == 0)?)?;
+    Some((vec![s[key].to_string()], end))
+}
+
+/// A citation being typed at the end of `before` (the text of a line up to
+/// the cursor).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenCitation {
+    /// Where the citation (command, bracket group, `@` or `#cite`) starts.
+    pub start: usize,
+    /// Where the key being typed starts.
+    pub key_start: usize,
+}
+
+/// The citation `before` ends inside, if any: in a `\cite`-family
+/// command's key list, after its `{` or a `,` (LaTeX); in a bracketed group
+/// after `@` or `-@` (Markdown); after `@` or inside `#cite(<` (Typst).
+pub fn open_citation(before: &str, syntax: CiteSyntax) -> Option<OpenCitation> {
+    match syntax {
+        CiteSyntax::Latex => {
+            let (start, args) = latex_commands(before).last().filter(|(_, a)| a.open)?;
+            let list = args.key_lists.last()?;
+            let typed = list.start + before[list.clone()].rfind(',').map_or(0, |i| i + 1);
+            let typed = typed + before[typed..].len() - before[typed..].trim_start().len();
+            (!before[list.clone()].contains(['{', '}'])).then_some(OpenCitation { start, key_start: typed })
+        }
+        CiteSyntax::Markdown => {
+            let at = before.rfind('@')?;
+            if !before[at + 1..].chars().all(|c| pandoc_key_char(c) || PANDOC_INTERNAL.contains(&c)) {
+                return None;
+            }
+            let open = before[..at].rfind('[')?;
+            let group = &before[open + 1..at];
+            let lead = group.strip_suffix('-').unwrap_or(group);
+            let fits = !group.contains(']') && (lead.trim().is_empty() || lead.trim_end().ends_with(';'));
+            fits.then_some(OpenCitation { start: open, key_start: at + 1 })
+        }
+        CiteSyntax::Typst => {
+            if let Some(i) = before.rfind("#cite(") {
+                let rest = &before[i + 6..];
+                let lead = rest.len() - rest.trim_start().len();
+                if let Some(label) = rest[lead..].strip_prefix('<') {
+                    if !label.contains(|c: char| c == '>' || c.is_whitespace()) {
+                        return Some(OpenCitation { start: i, key_start: i + 6 + lead + 1 });
+                    }
+                }
+            }
+            let at = before.rfind('@')?;
+            let typed = &before[at + 1..];
+            let all_label = typed.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '.'));
+            (all_label && at_sign_starts_citation(before, at)).then_some(OpenCitation { start: at, key_start: at + 1 })
+        }
+    }
+}
+
+/// Removes citation markup (`[CIT]`, `\cite`-family commands, bracketed
+/// `[@key]` groups) and collapses whitespace: the text a model reads.
 pub fn strip_citations(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix(CIT) {
-            out.push(' ');
-            rest = r;
-        } else if let Some(len) = latex_cite_len(rest) {
-            out.push(' ');
-            rest = &rest[len..];
-        } else if let Some(len) = markdown_cite_len(rest) {
-            out.push(' ');
-            rest = &rest[len..];
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        let skip = if rest.starts_with(CIT) {
+            Some(CIT.len())
+        } else if rest.starts_with('\\') {
+            latex_command_at(text, i)
+                .filter(|(name, _)| cite_command(name).is_some())
+                .and_then(|(name, after)| latex_arguments(text, after, name).filter(|a| !a.open))
+                .map(|a| a.end - i)
+        } else if rest.starts_with("[@") || rest.starts_with("[-@") {
+            bracketed_len(rest)
         } else {
-            let c = rest.chars().next().unwrap();
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
+            None
+        };
+        match skip {
+            Some(len) => {
+                out.push(' ');
+                i += len;
+            }
+            None => {
+                let c = rest.chars().next().expect("not at the end");
+                out.push(c);
+                i += c.len_utf8();
+            }
         }
     }
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Length of a `\cite...{...}` command (with optional `[..]` arguments) at the start of `s`.
-fn latex_cite_len(s: &str) -> Option<usize> {
-    let rest = s.strip_prefix('\\')?;
-    let name_len = rest.find(|c: char| !c.is_ascii_alphabetic() && c != '*').unwrap_or(rest.len());
-    let name = &rest[..name_len];
-    if !(name.starts_with("cite") || name.starts_with("Cite") || matches!(name, "parencite" | "textcite" | "autocite" | "footcite")) {
-        return None;
-    }
-    let mut i = 1 + name_len;
-    let b = s.as_bytes();
-    while i < b.len() && b[i] == b'[' {
-        i += s[i..].find(']')? + 1;
-    }
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    Some(i + s[i..].find('}')? + 1)
-}
-
-/// Length of a Markdown/Pandoc citation `[@key; @other, p. 3]` at the start of `s`.
-fn markdown_cite_len(s: &str) -> Option<usize> {
-    if !s.starts_with("[@") && !s.starts_with("[-@") {
-        return None;
-    }
-    let end = s.find(']')?;
-    (!s[..end].contains('\n')).then_some(end + 1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn keys(text: &str, syntax: CiteSyntax) -> Vec<String> {
+        citations(text, syntax).into_iter().map(|(k, _)| k).collect()
+    }
 
     #[test]
     fn citations_are_stripped() {
@@ -64,5 +490,65 @@ mod tests {
         assert_eq!(strip_citations(r"as shown \citep[p.~3]{a,b} and \cite{c}."), "as shown and .");
         assert_eq!(strip_citations("see [@smith2020; @doe, p. 3] for [details]"), "see for [details]");
         assert_eq!(strip_citations(r"\emph{not} a cite"), r"\emph{not} a cite");
+        assert_eq!(strip_citations(r"an open \cite{a and [@b more"), r"an open \cite{a and [@b more");
+    }
+
+    #[test]
+    fn latex_commands_of_every_family() {
+        let t = r"As in \citep[p.~3]{smith2020, doe2019} and \Citet{x}; \autocites[see][]{a}(post){b,c} \textcite*{d}.";
+        assert_eq!(keys(t, CiteSyntax::Latex), ["smith2020", "doe2019", "x", "a", "b", "c", "d"]);
+        let ranges = citations(t, CiteSyntax::Latex);
+        assert!(ranges.iter().all(|(k, r)| &t[r.clone()] == k));
+        assert_eq!(keys(r"\citeauthor{e} \nocite{*} \nocite{f} \emph{g} \section{h}", CiteSyntax::Latex), ["e", "f"]);
+        assert_eq!(cite_command("citeauthor"), Some(CiteCommand::Reference));
+        assert_eq!(cite_command("parencite*"), Some(CiteCommand::Marker));
+        assert_eq!(cite_command("emph"), None);
+    }
+
+    #[test]
+    fn pandoc_keys_follow_pandoc() {
+        let md = "See [@lee2018; -@kim2017, p. 4], as @doe+2019 shows; mail me@host.org, @{odd key}.";
+        assert_eq!(keys(md, CiteSyntax::Markdown), ["lee2018", "kim2017", "doe+2019", "odd key"]);
+        assert_eq!(keys("@a:b.c. and @x-", CiteSyntax::Markdown), ["a:b.c", "x"]);
+        assert_eq!(cited_keys_any("as @narrative says [@lee2018] and \\cite{x}"), ["x", "lee2018"]);
+    }
+
+    #[test]
+    fn typst_keys() {
+        let typ = "As @smith2020 and #cite(<doe2019>) show; mail a@b. @x";
+        assert_eq!(keys(typ, CiteSyntax::Typst), ["smith2020", "doe2019", "x"]);
+        assert_eq!(cited_keys("@a @a #cite(<a>)", CiteSyntax::Typst), ["a"]);
+    }
+
+    #[test]
+    fn the_citation_being_typed() {
+        fn open(s: &str, syntax: CiteSyntax) -> Option<(usize, &str)> {
+            open_citation(s, syntax).map(|o| (o.start, &s[o.key_start..]))
+        }
+        assert_eq!(open(r"as \citep[p.~3]{smith2020, do", CiteSyntax::Latex), Some((3, "do")));
+        assert_eq!(open(r"as \cite{", CiteSyntax::Latex), Some((3, "")));
+        assert_eq!(open(r"as \cite{a} and", CiteSyntax::Latex), None);
+        assert_eq!(open(r"as \emph{a", CiteSyntax::Latex), None);
+        assert_eq!(open("see [@lee; -@doe+", CiteSyntax::Markdown), Some((4, "doe+")));
+        assert_eq!(open("see [p. 3, @", CiteSyntax::Markdown), None);
+        assert_eq!(open("mail me@ho", CiteSyntax::Markdown), None);
+        assert_eq!(open("as @smi", CiteSyntax::Typst), Some((3, "smi")));
+        assert_eq!(open("as #cite(<do", CiteSyntax::Typst), Some((3, "do")));
+        assert_eq!(open("mail a@b", CiteSyntax::Typst), None);
+    }
+
+    #[test]
+    fn formats_and_files() {
+        assert_eq!(CiteSyntax::for_file(Path::new("paper.tex")), CiteSyntax::Latex);
+        assert_eq!(CiteSyntax::for_file(Path::new("notes.MD")), CiteSyntax::Markdown);
+        assert_eq!(CiteSyntax::for_file(Path::new("thesis.typ")), CiteSyntax::Typst);
+        let k = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(CiteSyntax::Latex.format(&k), "\\cite{a,b}");
+        assert_eq!(CiteSyntax::Markdown.format(&k), "[@a; @b]");
+        assert_eq!(CiteSyntax::Typst.format(&k), "@a @b");
+        // What each syntax writes, it reads back.
+        for s in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
+            assert_eq!(cited_keys(&format!("text {} more", s.format(&k)), s), k, "{s:?}");
+        }
     }
 }

@@ -6,5 +6,6 @@ pub mod citation_markup;
 pub mod jsonl;
 pub mod paper;
 pub mod source;
+pub mod work;
 
 pub use paper::Paper;

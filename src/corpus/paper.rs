@@ -6,7 +6,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 /// A new-style arXiv identifier (`2104.06921`, optional version).
-pub static ARXIV_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(\d{4}\.\d{4,5})(?:v\d+)?").unwrap());
+pub static ARXIV_ID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(\d{4}\.\d{4,5})(?:v\d+)?").expect("a valid pattern"));
 
 /// One paper of the library, as imported.
 ///

@@ -351,7 +351,7 @@ fn source_results(per_source: BTreeMap<String, Mean>, all: Mean) -> Vec<SourceRe
 /// own id first), or holds one folded into it, stands for that cited paper,
 /// at its first place only; a later record of it counts for nothing (an
 /// empty id). The pipeline shows each work once, so that should not happen.
-fn by_work(ranked: &[(String, Vec<String>)], works: &[&Vec<String>]) -> Vec<String> {
+pub fn by_work(ranked: &[(String, Vec<String>)], works: &[&Vec<String>]) -> Vec<String> {
     let mut found = vec![false; works.len()];
     ranked
         .iter()

@@ -1,8 +1,11 @@
-//! Evaluation: Recall@K, MRR and nDCG@10 of held-out citations, per source.
+//! Evaluation: Recall@K, MRR and nDCG@10 of held-out citations, per source;
+//! the plan of an evaluation's runs (`plan`).
 
 pub mod harness;
 pub mod metrics;
+pub mod plan;
 pub mod report;
 pub mod scale;
 
 pub use harness::{evaluate, EvalReport};
+pub use plan::Plan;

@@ -10,11 +10,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::link::LinkMethod;
 use super::markers::{find_markers, resolve_overlaps, Marker};
-use super::record::CitingPaper;
+use super::record::{CitingPaper, CitingSentence};
 use super::sentences::split_sentences;
-use super::sources::CitingSentence;
+
 use crate::corpus::Paper;
 
 /// What kind of file a document came from.
@@ -195,6 +194,27 @@ impl Document {
             }
         }
         out
+    }
+}
+
+/// How an entry was linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkMethod {
+    Doi,
+    Arxiv,
+    Title,
+    /// Imported from the document's own bibliography (`--add-cited`).
+    Added,
+}
+
+impl LinkMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkMethod::Doi => "doi",
+            LinkMethod::Arxiv => "arxiv",
+            LinkMethod::Title => "title",
+            LinkMethod::Added => "added",
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::document::{Citation, DocKind, Document, Paragraph, Reference};
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
+use crate::corpus::citation_markup::{cite_command, group_end, latex_arguments, CiteCommand};
 use crate::corpus::paper::{arxiv_id_of, Paper};
 use crate::corpus::source::{decode_text, read_bytes};
 use crate::limits;
@@ -358,25 +359,10 @@ fn inner_end(s: &str, start: usize, e: usize) -> usize {
     end
 }
 
+/// The end of the group opened at `i` (the text's end when it is never
+/// closed).
 fn skip_group(s: &str, i: usize, open: u8, close: u8) -> usize {
-    let b = s.as_bytes();
-    let mut depth = 0usize;
-    let mut j = i;
-    while j < b.len() {
-        match b[j] {
-            b'\\' => j += 1,
-            c if c == open => depth += 1,
-            c if c == close => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    return j + 1;
-                }
-            }
-            _ => {}
-        }
-        j += 1;
-    }
-    b.len()
+    group_end(s.as_bytes(), i, open, close).unwrap_or(s.len())
 }
 
 /// Every argument of the named commands (`\bibliography{a,b}`).
@@ -642,29 +628,6 @@ const DROPPED: &[&str] = &[
 /// Sectioning commands: a paragraph break; the heading is not prose.
 const HEADINGS: &[&str] = &["part", "chapter", "section", "subsection", "subsubsection", "paragraph", "subparagraph"];
 
-/// Is `name` a `\cite`-family command?
-pub fn is_cite_command(name: &str) -> bool {
-    let n = name.trim_end_matches('*');
-    (n.starts_with("cite") || n.starts_with("Cite"))
-        && !matches!(n, "citeauthor" | "Citeauthor" | "citeyear" | "citeyearpar" | "citetitle" | "citeurl" | "citedate")
-        || matches!(
-            n,
-            "parencite"
-                | "Parencite"
-                | "textcite"
-                | "Textcite"
-                | "autocite"
-                | "Autocite"
-                | "footcite"
-                | "smartcite"
-                | "supercite"
-                | "fullcite"
-                | "autocites"
-                | "parencites"
-                | "textcites"
-        )
-}
-
 /// The prose of a document body as paragraphs with their citations.
 fn paragraphs(body: &str, keys: &Keys, macros: &Macros, unknown: &mut BTreeMap<String, usize>) -> Vec<Paragraph> {
     let mut w = Writer {
@@ -870,6 +833,7 @@ impl Writer<'_> {
     }
 
     /// Handles the command at `i` (a backslash); returns where to go on.
+    #[allow(clippy::too_many_lines, reason = "one arm per family of LaTeX commands")]
     fn command(&mut self, s: &str, i: usize, depth: usize) -> usize {
         let b = s.as_bytes();
         let Some(&next) = b.get(i + 1) else { return b.len() };
@@ -984,31 +948,16 @@ impl Writer<'_> {
                 let (_, after) = args_after(s, j);
                 after
             }
-            n if is_cite_command(n) => {
+            n if cite_command(n) == Some(CiteCommand::Marker) => {
                 // Optional arguments, then one or (for \cites) several key lists.
-                let mut k = j;
-                let mut keys = String::new();
-                loop {
-                    k = skip_ws(s, k);
-                    match b.get(k) {
-                        Some(b'[') => k = skip_group(s, k, b'[', b']'),
-                        Some(b'(') if n.ends_with("cites") => k = skip_group(s, k, b'(', b')'),
-                        Some(b'{') => {
-                            let e = skip_group(s, k, b'{', b'}');
-                            if !keys.is_empty() {
-                                keys.push(',');
-                            }
-                            keys.push_str(&s[k + 1..inner_end(s, k + 1, e)]);
-                            k = e;
-                            if !n.ends_with("cites") {
-                                break;
-                            }
-                        }
-                        _ => break,
+                match latex_arguments(s, j, n) {
+                    Some(args) => {
+                        let keys: Vec<&str> = args.key_lists.iter().map(|r| &s[r.clone()]).collect();
+                        self.cite(&keys.join(","));
+                        args.end
                     }
+                    None => j,
                 }
-                self.cite(&keys);
-                k
             }
             n if DROPPED.contains(&n) => {
                 let (_, after) = args_after(s, j);
@@ -1097,7 +1046,7 @@ fn accent_target(s: &str, i: usize) -> (Option<char>, usize) {
             (inner.chars().next(), e)
         }
         Some(_) => {
-            let c = s[i..].chars().next().unwrap();
+            let c = s[i..].chars().next().expect("i is inside s");
             (Some(c), i + c.len_utf8())
         }
         None => (None, i),
@@ -1253,10 +1202,10 @@ mod tests {
     #[test]
     fn cite_family_commands() {
         for c in ["cite", "citep", "citet", "citealp", "autocite", "parencite", "textcite", "Citet", "cite*"] {
-            assert!(is_cite_command(c), "{c}");
+            assert_eq!(cite_command(c), Some(CiteCommand::Marker), "{c}");
         }
         for c in ["citeauthor", "citeyear", "center"] {
-            assert!(!is_cite_command(c), "{c}");
+            assert_ne!(cite_command(c), Some(CiteCommand::Marker), "{c}");
         }
     }
 }

@@ -6,44 +6,22 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
-use super::document::{Document, Reference};
+use super::document::{Document, LinkMethod, Reference};
 use crate::corpus::paper::{normalize_doi, ARXIV_ID};
+use crate::corpus::work::{self, approx_find, fold, years_agree, Strictness, MIN_TITLE_CHARS};
 use crate::corpus::Paper;
 use crate::index::PaperIndex;
 
 /// A DOI in running text (a reference, a first page).
 static DOI_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[^\s\]\[,;<>\x22]+[^\s\]\[,;<>\x22.)])").unwrap()
+    Regex::new(r"(?i)\b(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[^\s\]\[,;<>\x22]+[^\s\]\[,;<>\x22.)])")
+        .expect("a valid pattern")
 });
 /// An arXiv identifier in running text.
-static ARXIV_IN_TEXT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)(?:arxiv(?:\s*preprint)?\s*(?:arxiv)?\s*:?\s*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5})").unwrap());
-static YEARS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(1[89]\d\d|20\d\d)\b").unwrap());
-
-/// How an entry was linked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LinkMethod {
-    Doi,
-    Arxiv,
-    Title,
-    /// Imported from the document's own bibliography (`--add-cited`).
-    Added,
-}
-
-impl LinkMethod {
-    pub fn name(self) -> &'static str {
-        match self {
-            LinkMethod::Doi => "doi",
-            LinkMethod::Arxiv => "arxiv",
-            LinkMethod::Title => "title",
-            LinkMethod::Added => "added",
-        }
-    }
-}
-
-/// Titles shorter than this (in normalised characters) are not matched by
-/// title alone: too many false links.
-const MIN_TITLE_CHARS: usize = 20;
+static ARXIV_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:arxiv(?:\s*preprint)?\s*(?:arxiv)?\s*:?\s*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5})").expect("a valid pattern")
+});
+static YEARS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(1[89]\d\d|20\d\d)\b").expect("a valid pattern"));
 
 pub struct Linker<'a> {
     papers: Option<&'a PaperIndex>,
@@ -106,7 +84,7 @@ impl<'a> Linker<'a> {
         hits.into_iter()
             .filter_map(|p| {
                 let t = normalize_title(&p.title);
-                let fits_year = years.is_empty() || p.year.is_none_or(|y| years.iter().any(|r| (r - y).abs() <= 1));
+                let fits_year = years.is_empty() || years.iter().any(|&r| years_agree(Some(r), p.year));
                 if t.len() < MIN_TITLE_CHARS || !fits_year {
                     return None;
                 }
@@ -163,57 +141,41 @@ impl<'a> Linker<'a> {
         }
         if !r.title.is_empty() {
             let want = normalize_title(&r.title);
-            let found = papers.title_candidates(&r.title, 5).ok()?.into_iter().find(|p| {
-                normalize_title(&p.title) == want
-                    && (r.year.is_none() || p.year.is_none() || p.year.zip(r.year).is_some_and(|(a, b)| (a - b).abs() <= 1))
-            });
+            let found = papers
+                .title_candidates(&r.title, 5)
+                .ok()?
+                .into_iter()
+                .find(|p| normalize_title(&p.title) == want && years_agree(p.year, r.year));
             return found.map(|p| (p.id, LinkMethod::Title));
         }
         self.link_by_title(papers, &r.raw).map(|id| (id, LinkMethod::Title))
     }
 
-    /// Other library records with the same title (and a year no more than
-    /// one apart) as paper `id`: the same work imported twice.
+    /// Other library records of paper `id`'s work ([`work::same_work`],
+    /// exactly): the same work imported twice.
     pub fn same_work(&self, id: &str) -> Vec<String> {
         let Some(papers) = self.papers else { return Vec::new() };
         let Ok(Some(p)) = papers.paper_by_id(id) else { return Vec::new() };
-        let t = normalize_title(&p.title);
-        if t.len() < MIN_TITLE_CHARS {
+        if !work::identifying_title(&p.title) {
             return Vec::new();
         }
-        papers
-            .title_candidates(&p.title, 10)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|o| {
-                o.id != p.id
-                    && normalize_title(&o.title) == t
-                    && (o.year.is_none() || p.year.is_none() || o.year.zip(p.year).is_some_and(|(a, b)| (a - b).abs() <= 1))
-            })
-            .map(|o| o.id)
-            .collect()
+        let others = papers.title_candidates(&p.title, 10).unwrap_or_default();
+        others.into_iter().filter(|o| o.id != p.id && work::same_work(&p, o, Strictness::Exact)).map(|o| o.id).collect()
     }
 
-    /// Every library record of paper `id`'s work, `id` first: those whose
-    /// title is the same but for a letter or two in twenty-five (a typo, a
-    /// lost hyphen) and whose year is no more than one apart. What a
-    /// leakage guard leaves out, erring on the side of more.
+    /// Every library record of paper `id`'s work, `id` first, by the loose
+    /// rule ([`Strictness::Loose`]: a letter or two in twenty-five off, DOIs
+    /// not compared): what a leakage guard leaves out, erring on the side
+    /// of more.
     pub fn same_work_loose(&self, id: &str) -> Vec<String> {
         let mut out = vec![id.to_string()];
         let Some(papers) = self.papers else { return out };
         let Ok(Some(p)) = papers.paper_by_id(id) else { return out };
-        let t = compact(&p.title);
-        if t.len() < MIN_TITLE_CHARS {
+        if fold(&p.title).chars().count() < MIN_TITLE_CHARS {
             return out;
         }
         for o in papers.title_candidates(&p.title, 10).unwrap_or_default() {
-            let near_year = o.year.is_none() || p.year.is_none() || o.year.zip(p.year).is_some_and(|(a, b)| (a - b).abs() <= 1);
-            let ot = compact(&o.title);
-            if o.id != p.id
-                && near_year
-                && ot.len().abs_diff(t.len()) <= t.len() / 25 + 1
-                && approx_find(&ot, &t, (t.len() / 25).max(1)).is_some()
-            {
+            if o.id != p.id && work::same_work(&p, &o, Strictness::Loose) {
                 out.push(o.id);
             }
         }
@@ -274,7 +236,7 @@ impl<'a> Linker<'a> {
 /// Lower-case letters and digits, nothing else (spaces, hyphens and
 /// punctuation differ between a title and its copies).
 fn compact(s: &str) -> Vec<char> {
-    super::pdf::references::fold(s).chars().collect()
+    fold(s).chars().collect()
 }
 
 /// Whether the (normalised) title `t` stands in `raw` as a segment of its
@@ -316,29 +278,6 @@ fn title_segment(raw: &str, t: &str) -> bool {
             closes(*after) && (*after != ' ' || i + want.len() == words.len())
         }
     })
-}
-
-/// The fewest edits (insertions, deletions, substitutions) with which
-/// `pattern` occurs somewhere in `text`, when at most `k` (Sellers'
-/// approximate substring matching).
-pub fn approx_find(text: &[char], pattern: &[char], k: usize) -> Option<usize> {
-    let m = pattern.len();
-    if m == 0 {
-        return Some(0);
-    }
-    let mut col: Vec<usize> = (0..=m).collect();
-    let mut best = col[m];
-    for &tc in text {
-        let mut diag = col[0];
-        col[0] = 0;
-        for i in 1..=m {
-            let up = col[i];
-            col[i] = (diag + (pattern[i - 1] != tc) as usize).min(up + 1).min(col[i - 1] + 1);
-            diag = up;
-        }
-        best = best.min(col[m]);
-    }
-    (best <= k).then_some(best)
 }
 
 /// Lower-case letters and digits, single-spaced.

@@ -10,14 +10,11 @@ use regex::Regex;
 
 use super::document::{Citation, DocKind, Document, Paragraph};
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
+use crate::corpus::citation_markup::{citations, pandoc_citation_at, CiteSyntax};
 use crate::corpus::source::{decode_text, read_bytes};
 use crate::project::{Project, Refused};
 
-/// A citation key after `@` (Pandoc: internal punctuation allowed, not at
-/// the end), or `@{any}`.
-static KEY: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"@(?:\{([^}]+)\}|([\p{L}\p{N}_](?:[\p{L}\p{N}_]|[:.#$%&+?<>~/-][\p{L}\p{N}_])*))").unwrap());
-static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"!?\[([^\]\[]*)\]\([^)]*\)").unwrap());
+static LINK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"!?\[([^\]\[]*)\]\([^)]*\)").expect("a valid pattern"));
 
 /// Reads a Markdown file; its bibliography files are looked up beside it
 /// and must lie inside `project` ([`crate::project`]).
@@ -49,7 +46,7 @@ pub fn read_markdown(path: &Path, project: &Project) -> Result<(Document, Vec<St
             Err(e) => problems.push(format!("bibliography {e}; not read")),
         }
     }
-    if !front.contains_key("bibliography") && KEY.is_match(body) {
+    if !front.contains_key("bibliography") && !citations(body, CiteSyntax::Markdown).is_empty() {
         problems.push("no `bibliography:` in the front matter; citations stay unresolved".into());
     }
     let mut unknown = 0;
@@ -164,30 +161,17 @@ fn paragraph(raw: &str, keys: &HashMap<String, usize>, unknown: &mut usize) -> P
         p.citations.push(Citation { start, end: p.text.len(), refs });
     };
     while !rest.is_empty() {
-        // A bracketed citation group: [@a; see @b, p. 3].
-        if rest.starts_with('[') {
-            if let Some(end) = rest.find(']') {
-                let inner = &rest[1..end];
-                let found: Vec<String> =
-                    KEY.captures_iter(inner).filter_map(|c| c.get(1).or(c.get(2)).map(|m| m.as_str().to_string())).collect();
-                if !found.is_empty() && inner.contains('@') {
-                    resolve(found, &mut p);
-                    rest = &rest[end + 1..];
-                    continue;
-                }
-            }
-        }
-        // A narrative citation: @key (not an e-mail address).
-        if rest.starts_with('@') && !p.text.ends_with(|c: char| c.is_alphanumeric()) {
-            if let Some(c) = KEY.captures(rest).filter(|c| c.get(0).unwrap().start() == 0) {
-                let key = c.get(1).or(c.get(2)).unwrap().as_str().to_string();
-                let len = c.get(0).unwrap().end();
-                resolve(vec![key], &mut p);
+        // A bracketed citation group, [@a; see @b, p. 3], or a narrative
+        // citation, @key (not an e-mail address).
+        let narrative_may_start = !p.text.ends_with(|c: char| c.is_alphanumeric());
+        if rest.starts_with('[') || (rest.starts_with('@') && narrative_may_start) {
+            if let Some((found, len)) = pandoc_citation_at(rest) {
+                resolve(found, &mut p);
                 rest = &rest[len..];
                 continue;
             }
         }
-        let ch = rest.chars().next().unwrap();
+        let ch = rest.chars().next().expect("rest is not empty");
         rest = &rest[ch.len_utf8()..];
         match ch {
             '*' | '_' | '`' => {}

@@ -16,13 +16,15 @@ pub struct Marker {
     pub cited: Vec<String>,
 }
 
-static NUMERIC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[\s*(?:(?:\d{1,4}|\[CIT\])\s*(?:[,;–-]\s*)?)+\]").unwrap());
+static NUMERIC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[\s*(?:(?:\d{1,4}|\[CIT\])\s*(?:[,;–-]\s*)?)+\]").expect("a valid pattern"));
 static PAREN_AUTHOR_YEAR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\((?:[^()]*?[A-Z][^()]*?,?\s*(?:1[89]|20)\d\d[a-z]?\b[^()]*?)\)").unwrap());
+    LazyLock::new(|| Regex::new(r"\((?:[^()]*?[A-Z][^()]*?,?\s*(?:1[89]|20)\d\d[a-z]?\b[^()]*?)\)").expect("a valid pattern"));
 static NARRATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b[A-Z][\p{L}'’-]+(?:\s+(?:and|&)\s+[A-Z][\p{L}'’-]+|\s+et\s+al\.?,?)?\s*\(\s*(?:1[89]|20)\d\d[a-z]?\s*\)").unwrap()
+    Regex::new(r"\b[A-Z][\p{L}'’-]+(?:\s+(?:and|&)\s+[A-Z][\p{L}'’-]+|\s+et\s+al\.?,?)?\s*\(\s*(?:1[89]|20)\d\d[a-z]?\s*\)")
+        .expect("a valid pattern")
 });
-static TARGET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[CIT\]").unwrap());
+static TARGET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[CIT\]").expect("a valid pattern"));
 
 /// Finds markers in `text`. `[CIT]` markers (alone or inside a numeric
 /// bracket) cite `target`; every other marker cites nothing known.

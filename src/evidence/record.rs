@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::spans::SpanKind;
+use super::markers::Marker;
+use super::spans::{extract_spans, normalize, SpanKind};
 use crate::util::fnv1a64;
 
 /// Sources shown per span are capped; support counts stay exact.
@@ -207,6 +208,50 @@ impl EvidenceBuilder {
                 self.spans.insert(key, record);
             }
         }
+    }
+}
+
+/// A sentence with its citation markers (byte ranges into `text`).
+#[derive(Debug, Clone)]
+pub struct CitingSentence {
+    pub text: String,
+    pub markers: Vec<Marker>,
+    pub citing: CitingPaper,
+    /// 1-based page of a PDF.
+    pub page: Option<u32>,
+    /// The sentence with the ones before and after it in its paragraph
+    /// (documents), for reading the citation in context.
+    pub context: Option<String>,
+}
+
+impl CitingSentence {
+    /// The span records this sentence contributes. `year_of` gives cited
+    /// papers' years.
+    pub fn records(&self, year_of: &dyn Fn(&str) -> Option<i32>) -> Vec<SpanRecord> {
+        let normalized_sentence = normalize(&self.text);
+        let seen = sighting(&self.citing.id, &normalized_sentence);
+        let by = citing_key(&self.citing.id);
+        let source = SpanSource {
+            citing_id: self.citing.id.clone(),
+            citing_title: self.citing.title.clone(),
+            citing_year: self.citing.year,
+            sentence: normalized_sentence,
+            file: self.citing.file.clone(),
+            page: self.page,
+        };
+        extract_spans(&self.text, &self.markers)
+            .into_iter()
+            .map(|s| SpanRecord {
+                text: s.text,
+                kinds: vec![s.kind],
+                cited: s
+                    .cited
+                    .iter()
+                    .map(|id| CitedPaper { id: id.clone(), year: year_of(id), seen_in: vec![seen], by: vec![by] })
+                    .collect(),
+                sources: vec![source.clone()],
+            })
+            .collect()
     }
 }
 

@@ -8,59 +8,15 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::link::{LinkMethod, Linker};
+use super::document::LinkMethod;
+use super::link::Linker;
 use super::markers::{find_markers, resolve_overlaps, Marker};
-use super::record::{citing_key, sighting, CitedPaper, CitingPaper, SpanRecord, SpanSource};
+use super::record::{CitingPaper, CitingSentence};
 use super::sentences::split_sentences;
-use super::spans::{extract_spans, normalize};
 use crate::corpus::benchmark::CIT;
 use crate::corpus::bibtex::parse_year;
 use crate::corpus::source::{decode_text, read_bytes};
 use crate::error::{Error, Result};
-
-/// A sentence with its citation markers (byte ranges into `text`).
-#[derive(Debug, Clone)]
-pub struct CitingSentence {
-    pub text: String,
-    pub markers: Vec<Marker>,
-    pub citing: CitingPaper,
-    /// 1-based page of a PDF.
-    pub page: Option<u32>,
-    /// The sentence with the ones before and after it in its paragraph
-    /// (documents), for reading the citation in context.
-    pub context: Option<String>,
-}
-
-impl CitingSentence {
-    /// The span records this sentence contributes. `year_of` gives cited
-    /// papers' years.
-    pub fn records(&self, year_of: &dyn Fn(&str) -> Option<i32>) -> Vec<SpanRecord> {
-        let normalized_sentence = normalize(&self.text);
-        let seen = sighting(&self.citing.id, &normalized_sentence);
-        let by = citing_key(&self.citing.id);
-        let source = SpanSource {
-            citing_id: self.citing.id.clone(),
-            citing_title: self.citing.title.clone(),
-            citing_year: self.citing.year,
-            sentence: normalized_sentence,
-            file: self.citing.file.clone(),
-            page: self.page,
-        };
-        extract_spans(&self.text, &self.markers)
-            .into_iter()
-            .map(|s| SpanRecord {
-                text: s.text,
-                kinds: vec![s.kind],
-                cited: s
-                    .cited
-                    .iter()
-                    .map(|id| CitedPaper { id: id.clone(), year: year_of(id), seen_in: vec![seen], by: vec![by] })
-                    .collect(),
-                sources: vec![source.clone()],
-            })
-            .collect()
-    }
-}
 
 /// What a file of citing sentences held.
 #[derive(Debug, Default, serde::Serialize)]

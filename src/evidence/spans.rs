@@ -37,8 +37,9 @@ pub struct Group {
     pub cited: Vec<String>,
 }
 
-static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\{\{(?:formula|cite|figure|table):[^}]*\}\}").unwrap());
-static EMPTY_BRACKETS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(\s*[,;]?\s*\)|\[\s*[,;]?\s*\]").unwrap());
+static PLACEHOLDER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\{\{(?:formula|cite|figure|table):[^}]*\}\}").expect("a valid pattern"));
+static EMPTY_BRACKETS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(\s*[,;]?\s*\)|\[\s*[,;]?\s*\]").expect("a valid pattern"));
 
 /// Markers separated only by these (and white space / punctuation) form one group.
 const GROUP_JOINERS: &[&str] = &["and", "or", "&", "e.g.", "see", "cf.", "also"];

@@ -1,11 +1,9 @@
-//! Export: BibTeX entries for the draft's bibliography and citation commands
-//! for the draft.
+//! Export: BibTeX entries for the draft's bibliography (the citation
+//! commands written into the draft are `corpus::citation_markup`'s).
 
 pub mod bibfile;
-pub mod cite;
 pub mod encoding;
 pub mod keys;
 
 pub use bibfile::{export, ExportReport, Exported};
-pub use cite::CiteSyntax;
 pub use keys::KeyStyle;

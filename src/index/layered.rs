@@ -37,11 +37,6 @@ impl LayeredVectors {
         (primary.is_some() || fallback.is_some()).then_some(LayeredVectors { primary, fallback, shadowed, fallback_only })
     }
 
-    /// A single store.
-    pub fn primary_only(store: VectorStore) -> Option<LayeredVectors> {
-        Self::new(Some(store), None)
-    }
-
     pub fn dim(&self) -> usize {
         self.primary.as_ref().or(self.fallback.as_ref()).map_or(0, VectorStore::dim)
     }

@@ -18,14 +18,16 @@ use super::Library;
 use crate::corpus::source::read_bytes;
 use crate::error::{Error, Result};
 use crate::evidence::citances::Citance;
+use crate::evidence::document::LinkMethod;
 use crate::evidence::document::{DocKind, DocStats, Document};
 use crate::evidence::inputs::EvidenceInput;
 use crate::evidence::latex::{main_files, read_latex, Files};
-use crate::evidence::link::{LinkMethod, Linker};
+use crate::evidence::link::Linker;
 use crate::evidence::markdown::read_markdown;
 use crate::evidence::pdf::read_pdf;
+use crate::evidence::record::CitingSentence;
 use crate::evidence::record::{CitingPaper, EvidenceBuilder};
-use crate::evidence::sources::{read_sentences, CitingSentence, SourceReport};
+use crate::evidence::sources::{read_sentences, SourceReport};
 use crate::evidence::spans::extract_spans;
 use crate::evidence::store::EvidenceStats;
 use crate::project::Project;
@@ -502,7 +504,7 @@ fn add_cited(lib: &Library, docs: &mut [ReadDoc]) -> Result<usize> {
                 if writer.is_none() {
                     writer = Some(lib.papers().writer()?);
                 }
-                writer.as_mut().unwrap().upsert(paper)?;
+                writer.as_mut().expect("the writer was opened above").upsert(paper)?;
                 added += 1;
             }
             r.link = Some((paper.id.clone(), LinkMethod::Added));
@@ -521,11 +523,11 @@ struct YearCache(Mutex<HashMap<String, Option<i32>>>);
 
 impl YearCache {
     fn get(&self, lib: &Library, id: &str) -> Option<i32> {
-        if let Some(y) = self.0.lock().unwrap().get(id) {
+        if let Some(y) = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id) {
             return *y;
         }
         let y = lib.papers().paper_by_id(id).ok().flatten().and_then(|p| p.year);
-        self.0.lock().unwrap().insert(id.to_string(), y);
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.to_string(), y);
         y
     }
 }

@@ -231,5 +231,5 @@ pub fn remove(lib: &Library) -> Result<bool> {
 
 /// The saved state of the library's distillation run, when there is one.
 pub fn run_state(lib_dir: &Path) -> Result<Option<DistillState>> {
-    crate::neural::training_run::RunFiles::saved(&run_dir(lib_dir))
+    crate::neural::train::run::RunFiles::saved(&run_dir(lib_dir))
 }

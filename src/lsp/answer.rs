@@ -9,9 +9,9 @@ use lsp_types::{
 };
 
 use super::documents::Document;
+use crate::corpus::citation_markup::cited_keys;
 use crate::corpus::Paper;
 use crate::export::bibfile::planned_keys;
-use crate::export::cite::cited_keys_in;
 use crate::export::keys::{base_key, KeyStyle};
 use crate::pipeline::channel::EvidenceSnippet;
 use crate::pipeline::Candidate;
@@ -31,7 +31,7 @@ pub fn offered(doc: &Document, candidates: &[Candidate], style: KeyStyle) -> Vec
     let papers: Vec<Paper> = with_papers.iter().filter_map(|c| c.paper.clone()).collect();
     let planned = doc.bibliography().ok().and_then(|bib| planned_keys(&bib, &papers, style).ok());
     let keys = planned.unwrap_or_else(|| papers.iter().map(|p| base_key(p, style)).collect());
-    let cited = cited_keys_in(&doc.text, doc.syntax);
+    let cited = cited_keys(&doc.text, doc.syntax);
     with_papers
         .into_iter()
         .zip(keys)
@@ -83,8 +83,18 @@ fn evidence_markdown(evidence: &[EvidenceSnippet]) -> String {
     md
 }
 
-/// A completion item for the paper at `rank` (0-based) of the answer.
-pub fn completion_item(doc: &Document, rank: usize, key: &str, c: &Candidate, edit: Range, typed: &str) -> CompletionItem {
+/// A completion item for the paper at `rank` (0-based) of the answer; its
+/// `data` (the paper's library id, the query's `terms`) is all that
+/// `completionItem/resolve` needs.
+pub fn completion_item(
+    doc: &Document,
+    rank: usize,
+    key: &str,
+    c: &Candidate,
+    edit: Range,
+    typed: &str,
+    terms: &[String],
+) -> CompletionItem {
     CompletionItem {
         label: key.to_string(),
         kind: Some(CompletionItemKind::REFERENCE),
@@ -94,7 +104,7 @@ pub fn completion_item(doc: &Document, rank: usize, key: &str, c: &Candidate, ed
         filter_text: Some(typed.to_string()),
         text_edit: Some(CompletionTextEdit::Edit(TextEdit { range: edit, new_text: key.to_string() })),
         command: Some(add_command(&doc.uri, key)),
-        data: Some(serde_json::json!({ "uri": doc.uri, "id": c.id })),
+        data: Some(serde_json::json!({ "uri": doc.uri, "id": c.id, "terms": terms })),
         ..Default::default()
     }
 }

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use lsp_types::{Position, Range, Url};
 use regex::Regex;
 
-use crate::export::cite::CiteSyntax;
+use crate::corpus::citation_markup::{self, CiteSyntax};
 use crate::project::{Project, Refused};
 
 /// An open document.
@@ -103,9 +103,11 @@ impl Document {
     /// Typst `#bibliography("refs.bib")`) as written, with the byte range
     /// of the name; none: it names none.
     pub fn bibliography_named(&self) -> Option<(String, std::ops::Range<usize>)> {
-        static LATEX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\(bibliography|addbibresource)\{([^}]+)\}").unwrap());
-        static FRONT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"(?m)^bibliography:\s*["']?([^"'\n]+?)["']?\s*$"#).unwrap());
-        static TYPST: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"#bibliography\(\s*"([^"]+)""#).unwrap());
+        static LATEX: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new(r"\\(bibliography|addbibresource)\{([^}]+)\}").expect("a valid pattern"));
+        static FRONT: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new(r#"(?m)^bibliography:\s*["']?([^"'\n]+?)["']?\s*$"#).expect("a valid pattern"));
+        static TYPST: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"#bibliography\(\s*"([^"]+)""#).expect("a valid pattern"));
         let named = if let Some(c) = LATEX.captures(&self.text) {
             let all = c.get(2).expect("group 2");
             let first = all.as_str().split(',').next().unwrap_or("").trim().to_string();
@@ -136,53 +138,8 @@ impl Document {
 
     /// Every citation key the document cites, with its byte range.
     pub fn citations(&self) -> Vec<(String, std::ops::Range<usize>)> {
-        citations(&self.text, self.syntax)
+        citation_markup::citations(&self.text, self.syntax)
     }
-}
-
-/// Citation keys of `text` with their byte ranges: `\cite`-family commands
-/// (LaTeX), `[@key]` groups (Markdown), `@key` and `#cite(<key>)` (Typst).
-pub fn citations(text: &str, syntax: CiteSyntax) -> Vec<(String, std::ops::Range<usize>)> {
-    static LATEX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\[A-Za-z]*cite[A-Za-z]*\*?(?:\[[^\]]*\])*\{([^}]*)\}").unwrap());
-    static BRACKET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[[^\]\n]*@[^\]\n]*\]").unwrap());
-    static AT_KEY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?:^|[^\w@])-?@([A-Za-z0-9_][A-Za-z0-9_:.\-]*[A-Za-z0-9_])").unwrap());
-    static TYPST_CITE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"#cite\(\s*<([^>\s]+)>").unwrap());
-    let mut out = Vec::new();
-    match syntax {
-        CiteSyntax::Latex => {
-            for c in LATEX.captures_iter(text) {
-                let group = c.get(1).expect("group 1");
-                let mut at = group.start();
-                for part in group.as_str().split(',') {
-                    let key = part.trim();
-                    if !key.is_empty() {
-                        let start = at + part.find(key).unwrap_or(0);
-                        out.push((key.to_string(), start..start + key.len()));
-                    }
-                    at += part.len() + 1;
-                }
-            }
-        }
-        CiteSyntax::Markdown => {
-            for b in BRACKET.find_iter(text) {
-                for c in AT_KEY.captures_iter(b.as_str()) {
-                    let m = c.get(1).expect("group 1");
-                    out.push((m.as_str().to_string(), b.start() + m.start()..b.start() + m.end()));
-                }
-            }
-        }
-        CiteSyntax::Typst => {
-            for c in AT_KEY.captures_iter(text) {
-                let m = c.get(1).expect("group 1");
-                out.push((m.as_str().to_string(), m.range()));
-            }
-            for c in TYPST_CITE.captures_iter(text) {
-                let m = c.get(1).expect("group 1");
-                out.push((m.as_str().to_string(), m.range()));
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -234,19 +191,5 @@ mod tests {
         assert!(inner.bibliography().is_err(), "its own folder is its project");
         let inner = inner.in_workspace(&[Project::new(&d).unwrap()]);
         assert_eq!(inner.bibliography().unwrap(), real.join("refs.bib"));
-    }
-
-    #[test]
-    fn citations_with_their_ranges() {
-        let t = r"As \citep[p.~3]{smith2020, doe2019} said.";
-        let c = citations(t, CiteSyntax::Latex);
-        assert_eq!(
-            c.iter().map(|(k, r)| (k.as_str(), &t[r.clone()])).collect::<Vec<_>>(),
-            [("smith2020", "smith2020"), ("doe2019", "doe2019")]
-        );
-        let md = "See [@lee2018; -@kim2017, p. 4], mail me@host.org.";
-        assert_eq!(citations(md, CiteSyntax::Markdown).iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["lee2018", "kim2017"]);
-        let typ = "As @smith2020 and #cite(<doe2019>) show; mail a@b.";
-        assert_eq!(citations(typ, CiteSyntax::Typst).iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["smith2020", "doe2019"]);
     }
 }

@@ -3,7 +3,7 @@
 //! pipes): each context becomes a LaTeX document with the cursor inside
 //! `\cite{`, asked twice (the second request stands for the next
 //! keystroke, which gets the reranked list when the first was early). The
-//! server's log lines give each request's stage times.
+//! server's timings notifications give each request's stage times.
 
 use std::time::{Duration, Instant};
 
@@ -99,10 +99,10 @@ pub fn completion_latency(options: Options, contexts: &[String]) -> Result<Vec<C
     Ok(out)
 }
 
-/// The stage times the server logged for request `id` (read from the
-/// messages after its answers; other messages are dropped).
+/// The stage times the server sent for request `id` ([`super::TIMINGS`];
+/// other messages are dropped).
 fn logged_stages(client: &Connection, seen: &mut Vec<Notification>, id: i32) -> Result<Vec<(String, f64)>> {
-    let prefix = format!("request {}: ", RequestId::from(id));
+    let want = RequestId::from(id);
     loop {
         let n = if seen.is_empty() {
             match client.receiver.recv_timeout(Duration::from_secs(120)).map_err(|e| Error::Input(format!("language server: {e}")))? {
@@ -112,13 +112,12 @@ fn logged_stages(client: &Connection, seen: &mut Vec<Notification>, id: i32) -> 
         } else {
             seen.remove(0)
         };
-        let Some(line) = n.params["message"].as_str().and_then(|m| m.strip_prefix(&prefix)) else { continue };
-        return Ok(line
-            .split(", ")
-            .filter_map(|part| {
-                let (stage, ms) = part.strip_suffix(" ms")?.rsplit_once(' ')?;
-                Some((stage.to_string(), ms.parse().ok()?))
-            })
-            .collect());
+        if n.method != super::TIMINGS {
+            continue;
+        }
+        let Ok(t) = serde_json::from_value::<super::Timings>(n.params) else { continue };
+        if t.request == want {
+            return Ok(t.stages);
+        }
     }
 }

@@ -2,13 +2,9 @@
 //! (inside `\cite{…}` after `{` or `,`; after `[@` or `; @`; after `@` or
 //! inside `#cite(<…>)`), and the query for the text around it.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::documents::Document;
+use crate::corpus::citation_markup::{citations, cited_keys_any, open_citation, CiteSyntax};
 use crate::draft::{cursor_context, global_context, ContextMode};
-use crate::export::cite::CiteSyntax;
 use crate::pipeline::Query;
 
 /// A citation slot at the cursor.
@@ -25,34 +21,14 @@ pub struct Slot {
 
 /// The citation slot the cursor (a byte offset) stands in, if any.
 pub fn slot_at(doc: &Document, cursor: usize) -> Option<Slot> {
-    static LATEX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\[A-Za-z]*cite[A-Za-z]*\*?(?:\[[^\]\n]*\])*\{([^{}\n]*)$").unwrap());
-    static MARKDOWN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[(?:[^\[\]\n]*;\s*)?-?@([A-Za-z0-9_:.#$%&+?<>~/-]*)$").unwrap());
-    static TYPST_AT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?:^|[^\w@])(@)([A-Za-z0-9_:.\-]*)$").unwrap());
-    static TYPST_CITE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"#cite\(\s*<([^>\s]*)$").unwrap());
     let cursor = cursor.min(doc.text.len());
     if !doc.text.is_char_boundary(cursor) {
         return None;
     }
     let line_start = doc.text[..cursor].rfind('\n').map_or(0, |i| i + 1);
     let before = &doc.text[line_start..cursor];
-    let found = |command: usize, typed_start: usize| Slot {
-        command: line_start + command,
-        key_start: line_start + typed_start,
-        typed: before[typed_start..].to_string(),
-    };
-    match doc.syntax {
-        CiteSyntax::Latex => LATEX.captures(before).map(|c| {
-            let keys = c.get(1).expect("group 1");
-            let typed_start = keys.start() + keys.as_str().rfind(',').map_or(0, |i| i + 1);
-            let typed_start = typed_start + before[typed_start..].len() - before[typed_start..].trim_start().len();
-            found(c.get(0).expect("match").start(), typed_start)
-        }),
-        CiteSyntax::Markdown => MARKDOWN.captures(before).map(|c| found(c.get(0).expect("match").start(), c.get(1).expect("key").start())),
-        CiteSyntax::Typst => TYPST_CITE
-            .captures(before)
-            .map(|c| found(c.get(0).expect("match").start(), c.get(1).expect("key").start()))
-            .or_else(|| TYPST_AT.captures(before).map(|c| found(c.get(1).expect("@").start(), c.get(2).expect("key").start()))),
-    }
+    let open = open_citation(before, doc.syntax)?;
+    Some(Slot { command: line_start + open.start, key_start: line_start + open.key_start, typed: before[open.key_start..].to_string() })
 }
 
 /// The query for a citation at byte `at` of the document: the sentence
@@ -100,7 +76,7 @@ pub fn sentence_end(doc: &Document, at: usize) -> Option<usize> {
         }
     }
     let sentence = &text[start..end];
-    if sentence.trim().is_empty() || !super::documents::citations(sentence, doc.syntax).is_empty() || sentence.contains("\\cite") {
+    if sentence.trim().is_empty() || !citations(sentence, doc.syntax).is_empty() || !cited_keys_any(sentence).is_empty() {
         return None;
     }
     Some(start + sentence.trim_end().len())

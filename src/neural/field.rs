@@ -107,8 +107,14 @@ impl FieldProfile {
     /// The coverage of a query text in a library: its analyzed terms, each
     /// weighted by its idf among the library's papers.
     pub fn coverage_in(&self, papers: &PaperIndex, text: &str) -> f32 {
+        self.coverage_of(papers, &papers.query_terms(text))
+    }
+
+    /// The coverage of terms the paper index analysed, each weighted by its
+    /// idf among the library's papers.
+    pub fn coverage_of(&self, papers: &PaperIndex, terms: &[String]) -> f32 {
         let searcher = papers.searcher();
-        self.coverage(&papers.query_terms(text), |t| papers.idf(&searcher, t))
+        self.coverage(terms, |t| papers.idf(&searcher, t))
     }
 
     /// Whether the training queries used `term` often enough to know it.

@@ -1,5 +1,6 @@
 //! Neural engine on burn: the BERT encoder and its tokenizer, the HAtten
-//! dense encoder, and the cross-encoder reranker.
+//! dense encoder, and the cross-encoder reranker; `train` holds their
+//! trainers.
 
 pub mod backend;
 pub mod bert;
@@ -9,10 +10,8 @@ pub mod encoder;
 pub mod field;
 pub mod hatten;
 pub mod models;
-pub mod rerank_train;
 pub mod reranker;
 pub mod tokenizer;
 pub mod train;
-pub mod training_run;
 pub mod weights;
 pub mod words;

@@ -21,7 +21,7 @@ pub const GLOVE_FILES: (&str, &str) = ("vocab.top100k.txt", "glove.6B.50d.top100
 /// (the citation bi-encoder: its WordPiece vectors are tuned on citations).
 pub const BERT_WORDS_DIR: &str = "minilm-citation-v4";
 
-static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\p{L}\p{N}]+").unwrap());
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\p{L}\p{N}]+").expect("a valid pattern"));
 
 /// Lowercase words of `text`, in order.
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {

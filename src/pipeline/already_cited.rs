@@ -11,21 +11,21 @@
 //! its year are those. A year with a letter ("2002a") is left alone: that
 //! author has two papers of the year and the other may be the one wanted.
 //! A citation command (`\cite`-family, Pandoc's `[@key]`) names its keys
-//! ([`cited_keys`], as the editor reads the draft's citations).
+//! ([`cited_keys_any`]: the one citation grammar, for a text of unknown syntax).
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use super::answer::Candidate;
+use crate::corpus::citation_markup::cited_keys_any;
 use crate::corpus::Paper;
-use crate::export::cite::cited_keys;
 
 /// A family name (capitalised), an optional "et al." or second author, and
 /// a year, in any of the author-year styles.
 static AUTHOR_YEAR: LazyLock<Regex> = LazyLock::new(|| {
     let name = r"\p{Lu}[\p{L}'’\-]+";
-    Regex::new(&format!(r"({name})(?:\s+et\s+al\.?|\s+(?:and|&)\s+{name})?,?\s*[(\[]?((?:19|20)\d\d)([a-z])?\b")).unwrap()
+    Regex::new(&format!(r"({name})(?:\s+et\s+al\.?|\s+(?:and|&)\s+{name})?,?\s*[(\[]?((?:19|20)\d\d)([a-z])?\b")).expect("a valid pattern")
 });
 
 /// The papers a passage names: family names with years, and citation keys.
@@ -51,7 +51,7 @@ impl AlreadyCited {
                 }
             }
         }
-        out.keys = cited_keys(text);
+        out.keys = cited_keys_any(text);
         out
     }
 

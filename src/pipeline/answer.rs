@@ -1,16 +1,18 @@
 //! What the pipeline answers: ranked candidates with how each stage ranked
-//! them, their records and evidence, the timings and the notices.
+//! them, their records and evidence, the timings and the notices. An answer
+//! reads back from the JSON it serialises to (`citewise recommend --json`;
+//! the editor's snapshot tests keep one as a fixture).
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::channel::{ChannelId, EvidenceSnippet};
 use super::query::ContextUsed;
 use crate::corpus::Paper;
 
 /// How one channel ranked a candidate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ChannelScore {
     pub channel: ChannelId,
     /// 1-based rank within the channel.
@@ -20,7 +22,7 @@ pub struct ChannelScore {
 
 /// How one signal of the rerank stage ranked a candidate among the
 /// reranked ones.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SignalScore {
     /// 1-based rank among the reranked candidates the signal scored.
     pub rank: usize,
@@ -28,7 +30,7 @@ pub struct SignalScore {
 }
 
 /// A recommended paper.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Candidate {
     pub id: String,
     /// Final score (fused when several channels ran).
@@ -42,7 +44,7 @@ pub struct Candidate {
     pub evidence: Vec<EvidenceSnippet>,
     /// The sentences of the paper's own abstract that best match the query
     /// (shown when no evidence cites it).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub own_words: Vec<String>,
     /// 1-based rank after fusing the channels (before reranking).
     pub fused_rank: usize,
@@ -58,7 +60,7 @@ pub struct Candidate {
     pub cited_for: Option<SignalScore>,
     /// The library's other records of this paper (the same work imported
     /// twice), folded into this entry ([`super::same_work`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub same_work: Vec<String>,
 }
 
@@ -88,7 +90,7 @@ impl Candidate {
 }
 
 /// The answer to a query.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Recommendations {
     /// The last stage that contributed (a channel name, or `rerank`).
     pub stage: String,
@@ -96,12 +98,16 @@ pub struct Recommendations {
     pub complete: bool,
     pub candidates: Vec<Candidate>,
     /// Wall time per stage, in order.
-    #[serde(serialize_with = "ser_timings")]
+    #[serde(serialize_with = "ser_timings", deserialize_with = "de_timings")]
     pub timings: Vec<(String, Duration)>,
     /// Changes made to the query (e.g. truncation).
     pub notices: Vec<String>,
     /// The context the query carried (local, and title / abstract).
     pub context: ContextUsed,
+    /// The query's terms, analysed as the library's papers are: what the
+    /// editor highlights in abstracts and evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terms: Vec<String>,
 }
 
 /// The notice of a complete answer with no paper in it.
@@ -142,6 +148,30 @@ fn ser_timings<S: serde::Serializer>(t: &[(String, Duration)], s: S) -> std::res
         m.serialize_entry(&format!("{k}_ms"), &(d.as_secs_f64() * 1000.0))?;
     }
     m.end()
+}
+
+/// Timings as [`ser_timings`] writes them: `{"bm25_ms": 12.0, ...}`, in order.
+fn de_timings<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<(String, Duration)>, D::Error> {
+    struct Timings;
+    impl<'de> serde::de::Visitor<'de> for Timings {
+        type Value = Vec<(String, Duration)>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of `<stage>_ms` to milliseconds")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+            use serde::de::Error;
+            let mut out = Vec::new();
+            while let Some((key, ms)) = map.next_entry::<String, f64>()? {
+                let stage = key.strip_suffix("_ms").ok_or_else(|| A::Error::custom(format!("timing `{key}` does not end in `_ms`")))?;
+                let wall = Duration::try_from_secs_f64(ms / 1000.0).map_err(A::Error::custom)?;
+                out.push((stage.to_string(), wall));
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Timings)
 }
 
 #[cfg(test)]

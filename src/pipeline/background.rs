@@ -8,8 +8,8 @@
 //! [`EncodingEvent`]s; every store commits as it goes (as `citewise embed`
 //! does), so quitting or a crash loses at most one batch (2,048 papers).
 
+use crossbeam_channel::{Receiver, Sender};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -124,7 +124,7 @@ impl BackgroundEncoding {
     /// Starts encoding `library`'s missing vectors with `models`; it pauses
     /// while `busy` is set (the recommender answering).
     pub fn spawn(library: Arc<Library>, models: Arc<Models>, busy: Arc<AtomicBool>, options: EncodingOptions) -> BackgroundEncoding {
-        let (tx, events) = mpsc::channel();
+        let (tx, events) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
         let pace = Pace { busy, stop: stop.clone() };
         let _ = std::thread::Builder::new().name("citewise-encoding".into()).spawn(move || {
@@ -159,6 +159,11 @@ impl BackgroundEncoding {
     /// that reads its events (as dropping this handle would).
     pub fn stopper(&self) -> EncodingStop {
         EncodingStop(self.stop.clone())
+    }
+
+    /// The events, for a loop that waits on several sources.
+    pub fn events(&self) -> &Receiver<EncodingEvent> {
+        &self.events
     }
 
     /// A pending event, without waiting.

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::query::Query;
+use super::query::Prepared;
 use crate::error::Result;
 use crate::index::QueryTf;
 use crate::library::Library;
@@ -15,7 +15,7 @@ pub type Ranked = Vec<(String, f32)>;
 
 /// An evidence span shown with a paper: a piece of a sentence in which
 /// another paper cited it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvidenceSnippet {
     pub text: String,
     /// How many citing sentences cite the paper with this span.
@@ -26,9 +26,9 @@ pub struct EvidenceSnippet {
     pub sentence: String,
     /// The file the citing sentence was read from (a PDF, a LaTeX or
     /// Markdown source) and its page there.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub citing_file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub citing_page: Option<u32>,
 }
 
@@ -52,7 +52,7 @@ impl ChannelOutput {
 /// The channels this build has, in default order. Adding one means a
 /// variant here, its `name`/`badge`, its weight in [`super::fusion::Fusion`]
 /// and its opening in [`super::recommender`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChannelId {
     /// BM25 over titles, abstracts and keywords.
@@ -115,7 +115,7 @@ impl std::fmt::Display for ChannelId {
 pub trait Channel: Send + Sync {
     fn id(&self) -> ChannelId;
     /// The top `k` paper ids for the query, best first, with channel scores.
-    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput>;
+    fn retrieve(&self, query: &Prepared, k: usize) -> Result<ChannelOutput>;
 }
 
 /// BM25 over the library's title + abstract + keywords. The query is the
@@ -142,11 +142,10 @@ impl Channel for Bm25Channel {
         ChannelId::Bm25
     }
 
-    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
-        let text = query.full_text();
+    fn retrieve(&self, query: &Prepared, k: usize) -> Result<ChannelOutput> {
         let index = self.library.papers();
         let searcher = index.searcher();
-        let hits = index.search_up_to(&text, k, self.query_tf, query.written_in)?;
+        let hits = index.search_up_to(&query.full, k, self.query_tf, query.query.written_in)?;
         let ids = index.ids(&searcher, hits.iter().map(|h| h.doc))?;
         // Confidence: how far the best paper stands out from the second.
         let confidence = match hits.as_slice() {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::channel::{Channel, ChannelId, ChannelOutput};
-use super::query::Query;
+use super::query::Prepared;
 use crate::error::{Error, Result};
 use crate::index::layered::LayeredVectors;
 use crate::index::vectors::VectorStore;
@@ -51,8 +51,8 @@ impl Channel for CitationChannel {
         ChannelId::Citation
     }
 
-    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
-        let local = query.local_text();
+    fn retrieve(&self, query: &Prepared, k: usize) -> Result<ChannelOutput> {
+        let local = &query.local;
         if local.split_whitespace().next().is_none() {
             return Ok(ChannelOutput::default());
         }

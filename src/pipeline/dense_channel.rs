@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::channel::{Channel, ChannelId, ChannelOutput};
-use super::query::Query;
+use super::query::Prepared;
 use crate::error::{Error, Result};
 use crate::index::vectors::VectorStore;
 use crate::library::Library;
@@ -37,8 +37,8 @@ impl DenseChannel {
 }
 
 /// The query as HAtten reads it.
-pub fn query_doc(query: &Query) -> DocText {
-    DocText { context: query.local_text(), title: query.title.clone(), abstract_text: query.abstract_text.clone() }
+pub fn query_doc(query: &Prepared) -> DocText {
+    DocText { context: query.local.clone(), title: query.query.title.clone(), abstract_text: query.query.abstract_text.clone() }
 }
 
 impl Channel for DenseChannel {
@@ -46,13 +46,13 @@ impl Channel for DenseChannel {
         ChannelId::Hatten
     }
 
-    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
+    fn retrieve(&self, query: &Prepared, k: usize) -> Result<ChannelOutput> {
         let v = self.encoder.encode(&[query_doc(query)]);
         let hits = self.vectors.search(&v, k, SEARCH_THREADS);
         // Confidence: how far the query's words are inside the encoder's
         // training field (fusion gates the list by it).
         let confidence = match &self.encoder.field {
-            Some(field) => field.coverage_in(self.library.papers(), &query.full_text()),
+            Some(field) => field.coverage_of(self.library.papers(), &query.full_terms),
             None => 1.0,
         };
         Ok(ChannelOutput { ranked: hits.into_iter().map(|h| (h.id, h.score)).collect(), confidence, evidence: HashMap::new() })

@@ -8,10 +8,9 @@ use std::sync::Arc;
 use tantivy::DocAddress;
 
 use super::channel::{Channel, ChannelId, ChannelOutput, EvidenceSnippet};
-use super::query::Query;
+use super::query::Prepared;
 use crate::error::Result;
 use crate::evidence::record::SpanRecord;
-use crate::evidence::spans::normalize;
 use crate::library::Library;
 
 /// Spans prefetched by each BM25 variant.
@@ -85,14 +84,6 @@ impl EvidenceChannel {
         self
     }
 
-    /// The query as the spans were stored (citation markers removed), and
-    /// its analyzed terms.
-    pub fn analyze(&self, query: &Query) -> (String, Vec<String>) {
-        let local = normalize(&query.local_text());
-        let terms = self.library.evidence().terms(&local);
-        (local, terms)
-    }
-
     /// Share of the query terms' idf mass that a span's terms cover, 0..=1.
     pub fn coverage(&self, terms: &[String], span: &SpanRecord) -> f32 {
         let ev = self.library.evidence();
@@ -138,9 +129,8 @@ impl EvidenceChannel {
     }
 
     /// Spans for the query, best first.
-    pub fn spans(&self, query: &Query) -> Result<Vec<RankedSpan>> {
-        let (local, terms) = self.analyze(query);
-        self.spans_for(&local, &terms, &query.citing_keys())
+    pub fn spans(&self, query: &Prepared) -> Result<Vec<RankedSpan>> {
+        self.spans_for(&query.span_text, &query.span_terms, &query.citing_keys)
     }
 
     /// Spans for the query words, best first; without what the citing paper
@@ -266,9 +256,9 @@ impl Channel for EvidenceChannel {
         ChannelId::Evidence
     }
 
-    fn retrieve(&self, query: &Query, k: usize) -> Result<ChannelOutput> {
-        let (local, terms) = self.analyze(query);
-        let spans = self.spans_for(&local, &terms, &query.citing_keys())?;
+    fn retrieve(&self, query: &Prepared, k: usize) -> Result<ChannelOutput> {
+        let (local, terms) = (&query.span_text, &query.span_terms);
+        let spans = self.spans_for(local, terms, &query.citing_keys)?;
         let papers = rank_papers(&spans, self.order);
         let mut evidence: HashMap<String, Vec<EvidenceSnippet>> = HashMap::new();
         for s in &spans {
@@ -279,7 +269,7 @@ impl Channel for EvidenceChannel {
                 }
             }
         }
-        let confidence = self.confidence(&local, &terms, &spans)?;
+        let confidence = self.confidence(local, terms, &spans)?;
         let ranked = papers.into_iter().take(k).map(|p| (p.id, p.score)).collect();
         Ok(ChannelOutput { ranked, confidence, evidence })
     }

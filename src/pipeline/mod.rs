@@ -19,11 +19,10 @@ pub mod recommender;
 pub mod rerank;
 pub mod same_work;
 pub mod span_cosines;
-pub mod worker;
 
 pub use answer::{Candidate, ChannelScore, Recommendations, SignalScore};
 pub use channel::ChannelId;
 pub use fusion::Fusion;
 pub use models::Models;
-pub use query::{ContextUsed, Query};
+pub use query::{ContextUsed, Prepared, Query};
 pub use recommender::{Recommender, Settings, Stages};

@@ -118,12 +118,6 @@ impl Models {
         self
     }
 
-    /// These models with `encoder` as the citation encoder.
-    pub fn with_citation_encoder(mut self, encoder: BiEncoder) -> Models {
-        self.citation = Lazy::with(encoder);
-        self
-    }
-
     fn available(&self, model: &'static str) -> Result<()> {
         match self.availability {
             Availability::Installed => Ok(()),

@@ -10,7 +10,7 @@ pub const MAX_CONTEXT_WORDS: usize = 400;
 
 /// Which context a query carried: the words around the citation position,
 /// and the draft's title and abstract (the global context) when given.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ContextUsed {
     /// Words of local context (after citations are removed).
     pub local_words: usize,
@@ -102,7 +102,7 @@ impl Query {
     }
 
     /// Local and global context together (what BM25 searches with, and
-    /// what a model's field coverage is measured on).
+    /// what a model's field coverage is measured on; [`Prepared::full`]).
     pub fn full_text(&self) -> String {
         format!("{} {} {}", self.local_text(), self.title, self.abstract_text)
     }
@@ -138,6 +138,60 @@ impl Query {
             self.context = cut;
         }
         Ok(notices)
+    }
+}
+
+/// A query prepared for one request (tantivy's `Weight` step): validated
+/// (a long context cut, with a notice), its texts written and its words
+/// analysed once, for every channel, the rerank stage and the answer to
+/// read.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The request, validated.
+    pub query: Query,
+    /// What validation changed.
+    pub notices: Vec<String>,
+    /// The local context as plain words ([`Query::local_text`]).
+    pub local: String,
+    /// Local and global context together ([`Query::full_text`]).
+    pub full: String,
+    /// The context the query carries.
+    pub context_used: ContextUsed,
+    /// Fingerprints of the citing paper's ids ([`Query::citing_keys`]).
+    pub citing_keys: Vec<u64>,
+    /// The local context's terms as the paper index analyses them: what
+    /// the editor highlights and a paper's own words are chosen by.
+    pub terms: Vec<String>,
+    /// The full text's terms as the paper index analyses them: what a
+    /// model's field coverage is measured on.
+    pub full_terms: Vec<String>,
+    /// The local context as evidence spans are stored (citation markers
+    /// removed), and its terms as the evidence index analyses them.
+    pub span_text: String,
+    pub span_terms: Vec<String>,
+}
+
+impl Prepared {
+    /// Validates `query` and analyses it with the library's analysers.
+    pub fn new(query: &Query, library: &crate::library::Library) -> Result<Prepared> {
+        let mut query = query.clone();
+        let notices = query.validate()?;
+        let local = query.local_text();
+        let full = format!("{local} {} {}", query.title, query.abstract_text);
+        let papers = library.papers();
+        let span_text = crate::evidence::spans::normalize(&local);
+        Ok(Prepared {
+            context_used: query.context_used(),
+            citing_keys: query.citing_keys(),
+            terms: papers.query_terms(&local),
+            full_terms: papers.query_terms(&full),
+            span_terms: library.evidence().terms(&span_text),
+            span_text,
+            local,
+            full,
+            notices,
+            query,
+        })
     }
 }
 

@@ -18,7 +18,7 @@ use super::evidence_channel::{snippet, EvidenceChannel, PaperOrder, SNIPPETS_PER
 use super::fusion::{fuse, Fusion};
 use super::models::Models;
 use super::own_words::{best_sentences, OWN_SENTENCES};
-use super::query::Query;
+use super::query::{Prepared, Query};
 use super::rerank::{combine, RerankStage, Weights, RERANK};
 use super::same_work;
 use super::span_cosines::{SpanRanking, DEFAULT_MIN_WORDS};
@@ -207,6 +207,17 @@ impl Recommender {
         self.rerank = stage;
     }
 
+    /// Adds `channel` after the recommender's channels: it runs last of
+    /// them (before the rerank stage), its list is fused with theirs, and
+    /// its [`Channel::id`] names its stage in answers and timings. A seam
+    /// for tests, which give the pipeline a fake channel (one that blocks
+    /// until the test lets it go, say); the channels a library and its
+    /// models allow are opened by [`Recommender::open`].
+    pub fn with_channel(mut self, channel: Box<dyn Channel>) -> Recommender {
+        self.channels.push(channel);
+        self
+    }
+
     /// How many fused candidates the reranker reorders (K_r).
     pub fn set_rerank_depth(&mut self, depth: usize) {
         self.settings.rerank_depth = Some(depth);
@@ -223,10 +234,6 @@ impl Recommender {
     /// The reranker in use, if any.
     pub fn reranker(&self) -> Option<&Reranker> {
         self.rerank.as_ref().map(RerankStage::reranker)
-    }
-
-    pub fn set_fusion(&mut self, fusion: Fusion) {
-        self.settings.fusion = fusion;
     }
 
     pub fn fusion(&self) -> Fusion {
@@ -267,11 +274,16 @@ impl Recommender {
     /// fuses it (the papers the draft can cite; for offline analysis of
     /// fusion and gating).
     pub fn channel_lists(&self, query: &Query) -> Result<Vec<(ChannelId, ChannelOutput)>> {
-        let mut query = query.clone();
-        query.validate()?;
-        let depth = self.settings.prefetch.max(query.k);
+        let prepared = self.prepare(query)?;
+        let depth = self.settings.prefetch.max(prepared.query.k);
         let mut years = HashMap::new();
-        self.channels.iter().map(|ch| Ok((ch.id(), self.retrieve_citable(ch.as_ref(), &query, depth, &mut years)?))).collect()
+        self.channels.iter().map(|ch| Ok((ch.id(), self.retrieve_citable(ch.as_ref(), &prepared, depth, &mut years)?))).collect()
+    }
+
+    /// The query prepared for one request against this library (validated,
+    /// analysed once for every stage).
+    pub fn prepare(&self, query: &Query) -> Result<Prepared> {
+        Prepared::new(query, &self.library)
     }
 
     /// The rerank stage, if any (for offline analysis of its signals).
@@ -280,9 +292,10 @@ impl Recommender {
     }
 
     fn run(&self, query: &Query, sink: &mut Sink) -> Result<()> {
-        let mut query = query.clone();
+        let prepared = self.prepare(query)?;
+        let query = &prepared.query;
         let mut notices = self.notices.clone();
-        notices.extend(query.validate()?);
+        notices.extend(prepared.notices.iter().cloned());
         let mut timings = Vec::new();
         let mut outputs = Vec::with_capacity(self.channels.len());
         let rerank = self.rerank.as_ref().filter(|r| r.depth() > 0);
@@ -291,7 +304,7 @@ impl Recommender {
         let already_cited = AlreadyCited::in_text(&query.context);
         for (i, ch) in self.channels.iter().enumerate() {
             let t = Instant::now();
-            let output = self.retrieve_citable(ch.as_ref(), &query, depth, &mut years)?;
+            let output = self.retrieve_citable(ch.as_ref(), &prepared, depth, &mut years)?;
             outputs.push((ch.id(), output));
             timings.push((ch.id().name().to_string(), t.elapsed()));
             let last_channel = i + 1 == self.channels.len();
@@ -310,7 +323,7 @@ impl Recommender {
             stage_timings.push(("fuse".into(), t.elapsed()));
             if sink.with_records() {
                 let t = Instant::now();
-                self.attach_records(&query, &outputs, &mut candidates)?;
+                self.attach_records(&prepared, &outputs, &mut candidates)?;
                 stage_timings.push(("records".into(), t.elapsed()));
             }
             let answer =
@@ -320,7 +333,8 @@ impl Recommender {
                     candidates,
                     timings: timings.to_vec(),
                     notices: notices.clone(),
-                    context: query.context_used(),
+                    context: prepared.context_used,
+                    terms: prepared.terms.clone(),
                 };
             let Some(stage) = rerank else {
                 if !sink.deliver(answer(ch.id().name(), last_channel, candidates, &stage_timings)) {
@@ -335,7 +349,7 @@ impl Recommender {
                 }
             }
             let t = Instant::now();
-            self.rerank_top(stage, &query, &outputs, &mut candidates)?;
+            self.rerank_top(stage, &prepared, &outputs, &mut candidates)?;
             candidates.truncate(query.k);
             stage_timings.push((RERANK.into(), t.elapsed()));
             sink.deliver(answer(RERANK, true, candidates, &stage_timings));
@@ -353,18 +367,19 @@ impl Recommender {
     fn retrieve_citable(
         &self,
         channel: &dyn Channel,
-        query: &Query,
+        prepared: &Prepared,
         depth: usize,
         years: &mut HashMap<String, Option<i32>>,
     ) -> Result<ChannelOutput> {
+        let query = &prepared.query;
         let Some(year) = query.written_in else {
-            let mut output = channel.retrieve(query, depth)?;
+            let mut output = channel.retrieve(prepared, depth)?;
             if !query.citing.is_empty() {
                 output.ranked.retain(|(id, _)| !query.citing.contains(id));
             }
             return Ok(output);
         };
-        let mut output = channel.retrieve(query, depth * WRITTEN_IN_DEPTH)?;
+        let mut output = channel.retrieve(prepared, depth * WRITTEN_IN_DEPTH)?;
         let unread: Vec<&str> = output.ranked.iter().map(|(id, _)| id.as_str()).filter(|id| !years.contains_key(*id)).collect();
         let read = self.library.papers().years(&unread)?;
         for (id, y) in unread.iter().zip(read) {
@@ -381,7 +396,7 @@ impl Recommender {
     fn rerank_top(
         &self,
         stage: &RerankStage,
-        query: &Query,
+        query: &Prepared,
         outputs: &[(ChannelId, ChannelOutput)],
         candidates: &mut [Candidate],
     ) -> Result<()> {
@@ -397,7 +412,7 @@ impl Recommender {
         }
         let confidence = outputs.iter().find(|(id, _)| *id == ChannelId::Evidence).map_or(0.0, |(_, o)| o.confidence);
         let coverage = match &stage.reranker().field {
-            Some(field) => field.coverage_in(self.library.papers(), &query.full_text()),
+            Some(field) => field.coverage_of(self.library.papers(), &query.full_terms),
             None => 1.0,
         };
         let weights = Weights::of(&self.settings.fusion, confidence, coverage);
@@ -410,16 +425,16 @@ impl Recommender {
     /// Reads each candidate's record (where not read yet), the abstract
     /// sentences nearest the query (once per answer, not per frame in the
     /// editor) and its evidence.
-    fn attach_records(&self, query: &Query, outputs: &[(ChannelId, ChannelOutput)], candidates: &mut [Candidate]) -> Result<()> {
+    fn attach_records(&self, query: &Prepared, outputs: &[(ChannelId, ChannelOutput)], candidates: &mut [Candidate]) -> Result<()> {
         let index = self.library.papers();
-        let terms = index.query_terms(&query.local_text());
+        let terms = &query.terms;
         let mut analyzer = crate::index::analyzer::english();
         for c in candidates.iter_mut() {
             if c.paper.is_none() {
                 c.paper = index.paper_by_id(&c.id)?;
             }
             if let Some(p) = &c.paper {
-                c.own_words = best_sentences(&mut analyzer, &p.abstract_text, &terms, OWN_SENTENCES);
+                c.own_words = best_sentences(&mut analyzer, &p.abstract_text, terms, OWN_SENTENCES);
             }
         }
         self.attach_evidence(query, outputs, candidates)
@@ -428,12 +443,12 @@ impl Recommender {
     /// Gives each candidate its evidence: the spans the evidence channel
     /// found for it, else the spans of the database that cite it and best
     /// match the query.
-    fn attach_evidence(&self, query: &Query, outputs: &[(ChannelId, ChannelOutput)], candidates: &mut [Candidate]) -> Result<()> {
+    fn attach_evidence(&self, query: &Prepared, outputs: &[(ChannelId, ChannelOutput)], candidates: &mut [Candidate]) -> Result<()> {
         let ev = self.library.evidence();
         if ev.num_spans() == 0 {
             return Ok(());
         }
-        let terms = ev.terms(&query.local_text());
+        let terms = &query.span_terms;
         for c in candidates {
             let records: Vec<&String> = std::iter::once(&c.id).chain(&c.same_work).collect();
             if let Some(found) = records.iter().find_map(|id| outputs.iter().find_map(|(_, o)| o.evidence.get(*id))) {
@@ -446,7 +461,7 @@ impl Recommender {
                 if wanted == 0 {
                     break;
                 }
-                evidence.extend(ev.spans_citing(id, &terms, wanted, &query.citing_keys())?.iter().map(|r| snippet(r, id)));
+                evidence.extend(ev.spans_citing(id, terms, wanted, &query.citing_keys)?.iter().map(|r| snippet(r, id)));
             }
             c.evidence = evidence;
         }

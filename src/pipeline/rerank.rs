@@ -11,7 +11,7 @@ use super::answer::{Candidate, SignalScore};
 use super::cited_for::CitedFor;
 use super::fusion::Fusion;
 use super::paper_cosines::{PaperCosines, PaperText};
-use super::query::Query;
+use super::query::Prepared;
 use crate::error::Result;
 use crate::index::layered::LayeredVectors;
 use crate::library::Library;
@@ -138,14 +138,14 @@ impl RerankStage {
     pub fn score(
         &self,
         library: &Library,
-        query: &Query,
+        query: &Prepared,
         candidates: &[Candidate],
         cited_for_counts: bool,
         cross_encoder: bool,
     ) -> Result<Signals> {
         let n = candidates.len();
-        let local = query.local_text();
-        let q = self.reranker.query(&local, &query.title, &query.abstract_text)?;
+        let local = &query.local;
+        let q = self.reranker.query(local, &query.query.title, &query.query.abstract_text)?;
         let texts: Vec<(&str, &str)> =
             candidates.iter().map(|c| c.paper.as_ref().map_or(("", ""), |p| (p.title.as_str(), p.abstract_text.as_str()))).collect();
         let ids: Vec<&str> = candidates.iter().map(|c| c.id.as_str()).collect();
@@ -154,13 +154,13 @@ impl RerankStage {
             ids.iter().zip(&texts).map(|(id, (title, abstract_text))| PaperText { id, title, abstract_text }).collect();
         let stored = self.stored.as_deref();
         let all_stored = self.papers.is_none() || stored.is_some_and(|s| ids.iter().all(|id| s.vector(id).is_some()));
-        let cosines = |part: &[PaperText]| self.papers.as_ref().map(|p| p.cosines(&local, part, stored)).transpose();
+        let cosines = |part: &[PaperText]| self.papers.as_ref().map(|p| p.cosines(local, part, stored)).transpose();
         let reranker = &*self.reranker;
         let ce = |q: &QueryTokens, texts: &[(&str, &str)]| if cross_encoder { reranker.score(q, texts) } else { Ok(Vec::new()) };
         let (rerank, citation, cited_for) = std::thread::scope(|s| {
             let cited = s.spawn(|| -> Result<Vec<Option<f32>>> {
                 match &self.cited_for {
-                    Some(cf) if cited_for_counts => cf.best_cosines_of_works(library, &local, &works, &query.citing_keys()),
+                    Some(cf) if cited_for_counts => cf.best_cosines_of_works(library, local, &works, &query.citing_keys),
                     _ => Ok(vec![None; n]),
                 }
             });

@@ -5,24 +5,15 @@
 //! as the record that tells the reader most (an abstract, a year), with the
 //! other records' ids beside it ([`Candidate::same_work`]).
 //!
-//! Two records are one work when their titles are the same, letters and
-//! digits compared (so "noun-phrase" and "nounphrase" agree), at least
-//! [`MIN_TITLE_CHARS`] of them, their years are no more than one apart (or
-//! one is unknown), as the evidence linker takes the same work imported
-//! twice, and they do not carry two different DOIs: two DOIs are two
-//! publications, even under one title (a paper in Findings and again in a
-//! workshop; ACM's "Session details: Keynote address" of each conference).
+//! Which records are one work is [`crate::corpus::work`]'s rule.
 
 use std::collections::HashMap;
 
 use super::answer::Candidate;
+use crate::corpus::work::{identifying_title, same_work, title_key, Strictness};
 use crate::corpus::Paper;
 use crate::error::Result;
 use crate::index::PaperIndex;
-
-/// Titles shorter than this (letters and digits) are too generic
-/// ("Introduction") to say two records are one work.
-pub const MIN_TITLE_CHARS: usize = 20;
 
 /// Collapses the records of one work among the best candidates, until
 /// `want` distinct works are kept (or the list ends), and drops the rest.
@@ -38,7 +29,7 @@ pub fn collapse(candidates: &mut Vec<Candidate>, papers: &PaperIndex, want: usiz
         if c.paper.is_none() {
             c.paper = papers.paper_by_id(&c.id)?;
         }
-        let Some(title) = c.paper.as_ref().map(|p| letters_and_digits(&p.title)).filter(|t| t.chars().count() >= MIN_TITLE_CHARS) else {
+        let Some(title) = c.paper.as_ref().filter(|p| identifying_title(&p.title)).map(|p| title_key(&p.title)) else {
             kept.push(c);
             continue;
         };
@@ -64,12 +55,11 @@ pub fn collapse(candidates: &mut Vec<Candidate>, papers: &PaperIndex, want: usiz
 pub fn records_of(papers: &PaperIndex, id: &str) -> Result<Vec<String>> {
     let mut out = vec![id.to_string()];
     let Some(p) = papers.paper_by_id(id)? else { return Ok(out) };
-    let title = letters_and_digits(&p.title);
-    if title.chars().count() < MIN_TITLE_CHARS {
+    if !identifying_title(&p.title) {
         return Ok(out);
     }
     for o in papers.title_candidates(&p.title, 10)? {
-        if o.id != p.id && letters_and_digits(&o.title) == title && one_work(Some(&p), Some(&o)) {
+        if o.id != p.id && same_work(&p, &o, Strictness::Exact) {
             out.push(o.id);
         }
     }
@@ -77,17 +67,9 @@ pub fn records_of(papers: &PaperIndex, id: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn letters_and_digits(title: &str) -> String {
-    title.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
-}
-
-/// Whether two records of one title are one work: years at most one apart
-/// (or unknown) and not two different DOIs.
+/// Whether two candidates' records are one work.
 fn one_work(a: Option<&Paper>, b: Option<&Paper>) -> bool {
-    let (Some(a), Some(b)) = (a, b) else { return false };
-    let years = a.year.zip(b.year).is_none_or(|(x, y)| (x - y).abs() <= 1);
-    let dois = a.doi.is_empty() || b.doi.is_empty() || a.doi.eq_ignore_ascii_case(&b.doi);
-    years && dois
+    a.zip(b).is_some_and(|(a, b)| same_work(a, b, Strictness::Exact))
 }
 
 /// How much a record tells the reader: an abstract first, then a year,

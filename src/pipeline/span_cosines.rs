@@ -122,8 +122,11 @@ impl SpanCosines {
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         let mut n = 0;
         for row in 0..matrix.len() / d.max(1) {
+            if cache.len() >= CACHE_LIMIT {
+                break;
+            }
             let text = store.id_of_row(row);
-            if text.is_empty() || cache.len() >= CACHE_LIMIT {
+            if text.is_empty() {
                 continue;
             }
             cache.entry(text.to_string()).or_insert_with(|| Arc::from(&matrix[row * d..(row + 1) * d]));

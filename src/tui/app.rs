@@ -11,11 +11,12 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use super::config::{CiteSyntaxSetting, Config};
 use super::keymap::{Action, Key, Keymap};
 use super::theme::Theme;
+use crate::corpus::citation_markup::CiteSyntax;
 use crate::corpus::Paper;
 use crate::draft::{cursor_context, global_context, selection_context, ContextMode};
 use crate::evidence::link::normalize_title;
 use crate::export::keys::base_key;
-use crate::export::{CiteSyntax, ExportReport, KeyStyle};
+use crate::export::{ExportReport, KeyStyle};
 use crate::pipeline::{Candidate, Query, Recommendations};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,8 +399,8 @@ impl App {
         })
     }
 
-    /// Results of a stage arrived.
-    pub fn on_results(&mut self, id: u64, r: Recommendations, query_terms: Vec<String>) {
+    /// Results of a stage arrived (with the query's terms, to highlight).
+    pub fn on_results(&mut self, id: u64, r: Recommendations) {
         if Some(id) != self.pending && self.results.as_ref().is_none_or(|v| v.request != id) {
             return; // superseded
         }
@@ -414,9 +415,9 @@ impl App {
             candidates: r.candidates,
             timings: r.timings,
             notices: r.notices,
-            query_terms,
+            query_terms: r.terms,
         };
-        let cited = crate::export::cite::cited_keys_in(&self.text(), self.settings.cite_syntax);
+        let cited = crate::corpus::citation_markup::cited_keys(&self.text(), self.settings.cite_syntax);
         if !cited.is_empty() {
             view.candidates.retain(|c| !self.already_cited(c, &cited));
         }
@@ -679,7 +680,6 @@ mod tests {
                 candidate("b", "x2", "Ann Other", 2020, "Some Paper", "10.1/b"),
                 candidate("c", "x3", "New Person", 2021, "Fresh Work", ""),
             ]),
-            Vec::new(),
         );
         let ids: Vec<&str> = app.visible().iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["c"]);
@@ -689,12 +689,11 @@ mod tests {
     fn stale_results_are_ignored_and_filters_apply() {
         let mut app = App::new("text", None, "refs.bib".into(), settings());
         app.on_requested(2);
-        app.on_results(1, results(vec![candidate("old", "k", "A B", 2000, "Old", "")]), Vec::new());
+        app.on_results(1, results(vec![candidate("old", "k", "A B", 2000, "Old", "")]));
         assert!(app.results().is_none(), "request 1 was superseded by 2");
         app.on_results(
             2,
             results(vec![candidate("a", "k", "A B", 2000, "Query Completion", ""), candidate("b", "k2", "C D", 2001, "Parsing", "")]),
-            Vec::new(),
         );
         assert_eq!(app.visible().len(), 2);
         app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));

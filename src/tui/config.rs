@@ -57,6 +57,10 @@ pub struct Config {
     pub context: ContextMode,
     pub key_style: KeyStyle,
     pub cite_syntax: CiteSyntaxSetting,
+    /// Wrapper commands that cite, beside the `\cite` family: e.g.
+    /// `cite_commands = ["mycite"]` for `\newcommand{\mycite}[1]{\citep{#1}}`
+    /// (the editor, the language server and evidence imports read them).
+    pub cite_commands: Vec<String>,
     /// Papers shown per request.
     pub results: usize,
     /// Seconds between autosaves of the draft.
@@ -78,6 +82,7 @@ impl Default for Config {
             context: ContextMode::Sentence,
             key_style: KeyStyle::AuthorYearFirstword,
             cite_syntax: CiteSyntaxSetting::Auto,
+            cite_commands: Vec::new(),
             results: 20,
             autosave_seconds: 3,
             keys: BTreeMap::new(),
@@ -93,13 +98,18 @@ impl Config {
         directories::ProjectDirs::from("", "", "citewise").map(|d| d.config_dir().to_path_buf())
     }
 
-    /// Reads `path`; a missing file gives the defaults.
+    /// Reads `path`; a missing file gives the defaults. The citation
+    /// wrappers it names join the citation grammar for this process.
     pub fn load(path: &Path) -> Result<Config> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(Error::io(path, e)),
+        let config = match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if !config.cite_commands.is_empty() {
+            crate::corpus::citation_markup::set_wrapper_commands(config.cite_commands.clone());
         }
+        Ok(config)
     }
 }
 

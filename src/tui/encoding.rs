@@ -4,7 +4,7 @@
 
 use super::app::App;
 use crate::pipeline::background::EncodingEvent;
-use crate::pipeline::worker::Worker;
+use crate::runtime::Worker;
 
 /// Applies `event` to the app and the worker.
 pub fn apply(event: &EncodingEvent, app: &mut App, worker: &Worker) {

@@ -138,11 +138,13 @@ impl Key {
             "backtab" | "shift-tab" => KeyCodeOrd::BackTab,
             "up" => KeyCodeOrd::Up,
             "down" => KeyCodeOrd::Down,
-            f if f.len() >= 2 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => KeyCodeOrd::F(f[1..].parse().unwrap()),
+            f if f.len() >= 2 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
+                KeyCodeOrd::F(f[1..].parse().expect("checked by the guard"))
+            }
             c if c.chars().count() == 1 => {
                 // Keep the case the user wrote for plain letters ("Y" ≠ "y").
-                let orig = s.trim().chars().last().unwrap();
-                KeyCodeOrd::Char(if ctrl { c.chars().next().unwrap() } else { orig })
+                let orig = s.trim().chars().last().expect("a one-character key");
+                KeyCodeOrd::Char(if ctrl { c.chars().next().expect("a one-character key") } else { orig })
             }
             _ => return Err(Error::Config(format!("unknown key `{s}`"))),
         };

@@ -15,8 +15,8 @@ use crate::draft::ContextMode;
 use crate::error::{Error, Result};
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions};
-use crate::pipeline::worker::{Worker, WorkerEvent};
 use crate::pipeline::{Models, Recommender};
+use crate::runtime::{reopen_all, Worker, WorkerEvent};
 
 /// What a run of [`input_latency`] saw.
 #[derive(Debug, Clone, Default)]
@@ -55,8 +55,7 @@ pub fn input_latency(
         .repeat(20);
     let mut app = App::new(&seed, None, "references.bib".into(), settings);
     app.cursor_to_end();
-    let worker =
-        Worker::spawn_reopening(Recommender::new(library.clone(), &models), crate::pipeline::worker::reopen_all(&library, &models));
+    let worker = Worker::spawn_reopening(Recommender::new(library.clone(), &models), reopen_all(&library, &models));
     let background = encoding.map(|o| BackgroundEncoding::spawn(library.clone(), models.clone(), worker.busy_flag(), o));
     let mut seen = KeyLatency::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).map_err(|e| Error::Terminal(e.to_string()))?;
@@ -76,9 +75,9 @@ pub fn input_latency(
         }
         // The rest of a loop turn: results that arrived are shown.
         while let Some(ev) = worker.try_recv() {
-            if let WorkerEvent::Stage { id, results } = ev {
+            if let WorkerEvent::Stage { id, results, .. } = ev {
                 seen.last_stages = results.timings.iter().map(|(n, _)| n.clone()).collect();
-                app.on_results(id, results, Vec::new());
+                app.on_results(id, results);
             }
         }
         while let Some(ev) = background.as_ref().and_then(BackgroundEncoding::try_recv) {

@@ -19,7 +19,6 @@ pub mod screen;
 pub mod text;
 pub mod theme;
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,8 +36,8 @@ use crate::error::{Error, Result};
 use crate::export::bibfile::entries_of;
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingOptions};
-use crate::pipeline::worker::{reopen_all, Worker, WorkerEvent};
 use crate::pipeline::{Models, Recommender};
+use crate::runtime::{reopen_all, Worker, WorkerEvent};
 
 /// What the editor opens on.
 pub struct Options {
@@ -118,16 +117,7 @@ pub fn run(session: Session) -> Result<()> {
     let mut terminal = ratatui::init();
     let saver = CrashSaver::new(autosave.clone(), app.draft().map(PathBuf::from));
     crash::install_panic_hook(saver.clone(), ratatui::restore);
-    let mut rt = Runtime {
-        worker: &worker,
-        exporter: &exporter,
-        encoding: encoding.as_ref(),
-        library: &library,
-        terms: HashMap::new(),
-        autosave: &autosave,
-        format,
-        saver,
-    };
+    let mut rt = Runtime { worker: &worker, exporter: &exporter, encoding: encoding.as_ref(), autosave: &autosave, format, saver };
     let result = rt.event_loop(&mut terminal, &mut app, &config);
     ratatui::restore();
     result
@@ -149,9 +139,6 @@ struct Runtime<'a> {
     exporter: &'a Exporter,
     /// What the library lacks, encoded in the background (none: off).
     encoding: Option<&'a BackgroundEncoding>,
-    library: &'a Library,
-    /// Analyzed query terms of recent requests, by request id.
-    terms: HashMap<u64, Vec<String>>,
     autosave: &'a std::path::Path,
     /// How the draft file spells line ends.
     format: DraftFormat,
@@ -187,11 +174,9 @@ impl Runtime<'_> {
             }
             while let Some(ev) = self.worker.try_recv() {
                 match ev {
-                    WorkerEvent::Stage { id, results } => {
-                        let t = self.terms.get(&id).cloned().unwrap_or_default();
-                        app.on_results(id, results, t);
-                    }
-                    WorkerEvent::Failed { id, message } => app.on_failed(id, message),
+                    WorkerEvent::Stage { id, results, .. } => app.on_results(id, results),
+                    WorkerEvent::Failed { id, message, .. } => app.on_failed(id, message),
+                    WorkerEvent::Stopped { .. } | WorkerEvent::Finished { .. } => {}
                 }
             }
             while let Some(ev) = self.exporter.try_recv() {
@@ -245,10 +230,7 @@ impl Runtime<'_> {
     fn perform(&mut self, effect: Effect, app: &mut App) -> Result<bool> {
         match effect {
             Effect::Request(q) => {
-                let t = self.library.papers().query_terms(&q.local_text());
                 let id = self.worker.request(q);
-                self.terms.retain(|k, _| *k + 4 > id);
-                self.terms.insert(id, t);
                 app.on_requested(id);
             }
             Effect::Save => match app.draft().map(PathBuf::from) {

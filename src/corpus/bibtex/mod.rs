@@ -169,12 +169,12 @@ fn parse_entry(block: &RawBlock<'_>, strings: &StringTable) -> (EntryOutcome, Op
 
 /// A `crossref`, `xref` or `xdata` field name where a field starts.
 static CROSSREF_FIELD: std::sync::LazyLock<regex::Regex> =
-    std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)([,{(]\s*)(crossref|xref|xdata)(\s*=)").unwrap());
+    std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)([,{(]\s*)(crossref|xref|xdata)(\s*=)").expect("a valid pattern"));
 
 /// The first `name = ,` (a field with nothing after the `=`): its offset and name.
 fn empty_field(text: &str) -> Option<(usize, String)> {
     static EMPTY: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"[,{(]\s*([A-Za-z][\w-]*)\s*=\s*[,})]").unwrap());
+        std::sync::LazyLock::new(|| regex::Regex::new(r"[,{(]\s*([A-Za-z][\w-]*)\s*=\s*[,})]").expect("a valid pattern"));
     let m = EMPTY.captures(text)?;
     let name = m.get(1)?;
     Some((name.start(), name.as_str().to_ascii_lowercase()))

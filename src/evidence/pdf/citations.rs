@@ -9,23 +9,24 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::references::{fold, ListStyle, YEAR};
+use super::references::{ListStyle, YEAR};
+use crate::corpus::work::fold;
 use crate::evidence::document::{Citation, Reference};
 
-static NUMERIC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[\s*\d{1,3}(?:\s*[-–—,;]\s*\d{1,3})*\s*\]").unwrap());
-static BRACKET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([^\[\]]{1,60})\]").unwrap());
+static NUMERIC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[\s*\d{1,3}(?:\s*[-–—,;]\s*\d{1,3})*\s*\]").expect("a valid pattern"));
+static BRACKET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[([^\[\]]{1,60})\]").expect("a valid pattern"));
 static PAREN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\(([^()]{0,400}?\b(?:1[89]\d\d|20\d\d)[a-z]?\b[^()]{0,200}?)\)|\[([^\[\]]{0,400}?\b(?:1[89]\d\d|20\d\d)[a-z]?\b[^\[\]]{0,200}?)\]").unwrap()
+    Regex::new(r"\(([^()]{0,400}?\b(?:1[89]\d\d|20\d\d)[a-z]?\b[^()]{0,200}?)\)|\[([^\[\]]{0,400}?\b(?:1[89]\d\d|20\d\d)[a-z]?\b[^\[\]]{0,200}?)\]").expect("a valid pattern")
 });
 /// A narrative citation: names, then years in parentheses.
 static NARRATIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?:\b(?:[Vv]an|[Vv]on|[Dd]e|[Dd]el|[Dd]i|[Dd]u|[Ll]e)\s+)?\b\p{Lu}[\p{L}'’\-]+(?:(?:,\s*|\s+)(?:\p{Lu}[\p{L}'’\-]+,?\s+)*(?:and|&)\s+(?:[Vv]an\s+|[Dd]e\s+)?\p{Lu}[\p{L}'’\-]+|\s+et\s*al\.?,?|\s+and\s+colleagues)?\s*[(\[]\s*((?:1[89]\d\d|20\d\d)[a-z]?(?:\s*[,;]\s*(?:(?:1[89]\d\d|20\d\d)[a-z]?|\p{Lu}[^()\[\]]{0,40}?(?:1[89]\d\d|20\d\d)[a-z]?))*)\s*[)\]]",
     )
-    .unwrap()
+    .expect("a valid pattern")
 });
-static LEADING_LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\[([^\[\]]{1,24})\]").unwrap());
-static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\p{Lu}[\p{L}'’\-]+").unwrap());
+static LEADING_LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\[([^\[\]]{1,24})\]").expect("a valid pattern"));
+static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\p{Lu}[\p{L}'’\-]+").expect("a valid pattern"));
 
 /// Words before a year that are not names.
 const NOT_NAMES: &[&str] = &[
@@ -169,7 +170,7 @@ impl<'a> RefIndex<'a> {
         // Bracketed labels ("[Kogure 90]"), in any list that has them.
         if !self.by_label.is_empty() {
             for c in BRACKET.captures_iter(text) {
-                let m = c.get(0).unwrap();
+                let m = c.get(0).expect("group 0 is the match");
                 if out.iter().any(|o| o.start <= m.start() && m.start() < o.end) {
                     continue;
                 }
@@ -182,32 +183,32 @@ impl<'a> RefIndex<'a> {
         // Author–year citations are looked for in every style (numbered
         // lists sometimes come with them too).
         for c in PAREN.captures_iter(text) {
-            let m = c.get(0).unwrap();
+            let m = c.get(0).expect("group 0 is the match");
             if out.iter().any(|o| m.start() < o.end && o.start < m.end()) {
                 continue;
             }
-            let inner = c.get(1).or(c.get(2)).unwrap().as_str();
+            let inner = c.get(1).or(c.get(2)).expect("one of the two groups").as_str();
             let refs = self.parenthetical(inner);
             if !refs.is_empty() || looks_like_citation(inner) {
                 out.push(Citation { start: m.start(), end: m.end(), refs });
             }
         }
         for c in NARRATIVE.captures_iter(text) {
-            let m = c.get(0).unwrap();
+            let m = c.get(0).expect("group 0 is the match");
             if out.iter().any(|o| m.start() < o.end && o.start < m.end()) {
                 continue;
             }
-            let names_part = &text[m.start()..c.get(1).unwrap().start()];
+            let names_part = &text[m.start()..c.get(1).expect("group 1").start()];
             let names = names_of(names_part);
             let etal = says_et_al(names_part);
             let mut refs = Vec::new();
             for item in c[1].split([',', ';']) {
                 if let Some(y) = YEAR.captures(item) {
-                    let inner_names = names_of(&item[..y.get(0).unwrap().start()]);
+                    let inner_names = names_of(&item[..y.get(0).expect("group 0 is the match").start()]);
                     let (use_names, use_etal) = if inner_names.is_empty() {
                         (&names, etal)
                     } else {
-                        (&inner_names, says_et_al(&item[..y.get(0).unwrap().start()]))
+                        (&inner_names, says_et_al(&item[..y.get(0).expect("group 0 is the match").start()]))
                     };
                     let suffix = y.get(2).and_then(|s| s.as_str().chars().next());
                     if let Some(i) = y[1].parse().ok().and_then(|yr| self.author_year(use_names, use_etal, yr, suffix)) {
@@ -245,7 +246,7 @@ impl<'a> RefIndex<'a> {
         for item in inner.split(';') {
             let mut last_end = 0;
             for y in YEAR.captures_iter(item) {
-                let m = y.get(0).unwrap();
+                let m = y.get(0).expect("group 0 is the match");
                 let before = &item[last_end..m.start()];
                 let found = names_of(before);
                 if !found.is_empty() {

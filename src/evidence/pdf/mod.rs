@@ -16,7 +16,7 @@ use regex::Regex;
 use super::document::{DocKind, Document, Paragraph};
 use layout::{Line, Page, Word};
 
-static DOI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(10\.\d{4,9}/[^\s\]\[,;]+[^\s\]\[,;.)])").unwrap());
+static DOI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(10\.\d{4,9}/[^\s\]\[,;]+[^\s\]\[,;.)])").expect("a valid pattern"));
 
 /// Why a PDF gave no document.
 #[derive(Debug, Clone, PartialEq, Eq)]

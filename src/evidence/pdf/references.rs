@@ -8,22 +8,24 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::layout::Line;
+use crate::corpus::work::fold;
 use crate::evidence::document::Reference;
 
 static HEADING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(?:[0-9IVX]+\.?\s*)?(?:references?|bibliography|literature cited|works cited|references and notes|r\s*e\s*f\s*e\s*r\s*e\s*n\s*c\s*e\s*s)\s*:?\s*$").unwrap()
+    Regex::new(r"(?i)^\s*(?:[0-9IVX]+\.?\s*)?(?:references?|bibliography|literature cited|works cited|references and notes|r\s*e\s*f\s*e\s*r\s*e\s*n\s*c\s*e\s*s)\s*:?\s*$").expect("a valid pattern")
 });
 /// Headings after the references that end them.
-static AFTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(?:[A-H](?:\.\d+)?\.?\s+[A-Z]|Appendix\b|APPENDIX\b|Supplementary\b|Appendices\b)").unwrap());
-static BRACKET_LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\[([^\[\]]{1,24})\]\s*").unwrap());
-static NUMBER_LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(\d{1,3})\.?\s+\S").unwrap());
-pub static YEAR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(1[89]\d\d|20\d\d)([a-z])?\b").unwrap());
+static AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[A-H](?:\.\d+)?\.?\s+[A-Z]|Appendix\b|APPENDIX\b|Supplementary\b|Appendices\b)").expect("a valid pattern")
+});
+static BRACKET_LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\[([^\[\]]{1,24})\]\s*").expect("a valid pattern"));
+static NUMBER_LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(\d{1,3})\.?\s+\S").expect("a valid pattern"));
+pub static YEAR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(1[89]\d\d|20\d\d)([a-z])?\b").expect("a valid pattern"));
 /// Where an author–year entry starts: a family name and a comma ("Chieu,
 /// Hai Leong"), or initials and a name ("D. Cutting"), or given and family
 /// names then a comma or "and".
 static AUTHOR_START: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]el|[Dd]er|[Dd]i|[Dd]u|[Ll]e|[Ll]a)\s+)*\p{Lu}[\p{L}'’`´\-]+(?:\s+\p{Lu}[\p{L}'’\-]+)?,|^(?:\p{Lu}\.\s*(?:-\s*\p{Lu}\.\s*)?)+\s*\p{Lu}[\p{L}'’\-]+|^\p{Lu}[\p{L}'’\-]+(?:\s+\p{Lu}\.)*\s+(?:\p{Lu}\.\s+)?\p{Lu}[\p{L}'’\-]+\s*(?:,|and\b|\.\s+(?:1[89]|20)\d\d)").unwrap()
+    Regex::new(r"^(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]el|[Dd]er|[Dd]i|[Dd]u|[Ll]e|[Ll]a)\s+)*\p{Lu}[\p{L}'’`´\-]+(?:\s+\p{Lu}[\p{L}'’\-]+)?,|^(?:\p{Lu}\.\s*(?:-\s*\p{Lu}\.\s*)?)+\s*\p{Lu}[\p{L}'’\-]+|^\p{Lu}[\p{L}'’\-]+(?:\s+\p{Lu}\.)*\s+(?:\p{Lu}\.\s+)?\p{Lu}[\p{L}'’\-]+\s*(?:,|and\b|\.\s+(?:1[89]|20)\d\d)").expect("a valid pattern")
 });
 
 /// Whether a line is a references heading ("References", "Bibliography").
@@ -178,7 +180,7 @@ fn split_author_year(lines: &[&Line]) -> Vec<Reference> {
         if starts[k] || out.is_empty() {
             out.push(Reference { raw: l.text.trim().to_string(), ..Default::default() });
         } else {
-            join_line(&mut out.last_mut().unwrap().raw, &l.text);
+            join_line(&mut out.last_mut().expect("a reference was started").raw, &l.text);
         }
     }
     // Drop page furniture that got between entries (no year, very short).
@@ -242,10 +244,12 @@ pub fn fill_fields(r: &mut Reference) {
     r.year = year.as_ref().and_then(|c| c[1].parse().ok());
     if let Some(c) = &year {
         if let Some(suffix) = c.get(2) {
-            r.year_suffix = Some(suffix.as_str().chars().next().unwrap());
+            r.year_suffix = Some(suffix.as_str().chars().next().expect("the suffix group matches one letter"));
         }
     }
-    let names_end = year.as_ref().map_or_else(|| raw.char_indices().nth(120).map_or(raw.len(), |(i, _)| i), |c| c.get(0).unwrap().start());
+    let names_end = year
+        .as_ref()
+        .map_or_else(|| raw.char_indices().nth(120).map_or(raw.len(), |(i, _)| i), |c| c.get(0).expect("group 0 is the match").start());
     r.surnames = surnames(&raw[..names_end]);
 }
 
@@ -297,33 +301,10 @@ pub fn surnames(authors: &str) -> Vec<String> {
             continue;
         }
         // "Given Surname": the last capitalised word.
-        out.push(fold(ws.last().unwrap()));
+        out.push(fold(ws.last().expect("words were seen")));
         k += 1;
     }
     out.dedup();
-    out
-}
-
-/// Lower case, accents folded, for comparing names.
-pub fn fold(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars().flat_map(char::to_lowercase) {
-        let base = match c {
-            'á' | 'à' | 'â' | 'ä' | 'ã' | 'å' | 'ā' => 'a',
-            'é' | 'è' | 'ê' | 'ë' | 'ē' | 'ė' => 'e',
-            'í' | 'ì' | 'î' | 'ï' | 'ı' => 'i',
-            'ó' | 'ò' | 'ô' | 'ö' | 'õ' | 'ø' | 'ō' => 'o',
-            'ú' | 'ù' | 'û' | 'ü' | 'ū' => 'u',
-            'ç' | 'ć' | 'č' => 'c',
-            'ñ' | 'ń' => 'n',
-            'š' | 'ś' => 's',
-            'ž' | 'ź' | 'ż' => 'z',
-            'ý' | 'ÿ' => 'y',
-            c if c.is_alphanumeric() => c,
-            _ => continue,
-        };
-        out.push(base);
-    }
     out
 }
 

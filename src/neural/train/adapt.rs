@@ -14,7 +14,7 @@
 //! from given weights (the shipped or installed encoder), validates before
 //! its first step so that the starting weights are the first "best",
 //! validates every `eval_every` steps, keeps the best weights and resumes
-//! from its last checkpoint ([`super::super::training_run`]). Building the
+//! from its last checkpoint ([`super::run`]). Building the
 //! pairs from a library (sentences, BM25, evidence) is the caller's.
 
 use std::path::Path;
@@ -27,10 +27,10 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use super::super::hatten::{DocText, Hatten, HattenConfig};
-use super::super::training_run::{RunProgress, TrainingRun};
 use super::super::words::WordVectors;
 use super::batch::Batch;
 use super::data::embed;
+use super::run::{RunProgress, TrainingRun};
 use super::steps::{run_steps, Checkpoint, StepCounters, StepPlan};
 use super::{loss, Loss, TrainOptions};
 use crate::error::{Error, Result};
@@ -180,7 +180,7 @@ pub trait AdaptProgress: RunProgress {
 pub type AdaptSteps = StepCounters;
 
 /// The saved state of an adaptation run.
-pub type AdaptState = super::super::training_run::RunState<AdaptSteps, AdaptCheckpoint, AdaptOptions>;
+pub type AdaptState = super::run::RunState<AdaptSteps, AdaptCheckpoint, AdaptOptions>;
 
 /// Adapts the encoder `config` + `base` (safetensors bytes) on `data`,
 /// writing into `out` (a run there resumes instead); returns the history.

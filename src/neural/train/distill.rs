@@ -12,7 +12,7 @@
 //! held-out papers: the mean cosine to the teacher, and how many of the
 //! teacher's top 10 for held-out sentences the student's vectors also put
 //! in their top 10. The best checkpoint is kept and a run resumes
-//! ([`super::super::training_run`]). Gathering papers and teacher vectors
+//! ([`super::run`]). Gathering papers and teacher vectors
 //! is the caller's ([`crate::library::student`]).
 
 use std::path::Path;
@@ -26,9 +26,9 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use super::super::hatten::{DocText, Hatten, HattenConfig};
-use super::super::training_run::{RunProgress, TrainingRun};
 use super::super::words::WordVectors;
 use super::data::embed;
+use super::run::{RunProgress, TrainingRun};
 use super::steps::{run_steps, Checkpoint, StepCounters, StepPlan};
 use crate::error::{Error, Result};
 use crate::index::vectors::{dot, top_k};
@@ -138,7 +138,7 @@ impl Checkpoint for DistillCheckpoint {
 /// The counters of the run's `train-state.json`.
 pub type DistillSteps = StepCounters;
 
-pub type DistillState = super::super::training_run::RunState<DistillSteps, DistillCheckpoint, DistillOptions>;
+pub type DistillState = super::run::RunState<DistillSteps, DistillCheckpoint, DistillOptions>;
 
 /// What a distillation run reports.
 pub trait DistillProgress: RunProgress {

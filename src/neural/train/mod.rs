@@ -20,9 +20,11 @@
 //! reports, `data` the benchmark and pool, `mining` the positives and hard
 //! negatives, `batch` the draws of a step, `loss` the objectives and
 //! `validation` the recalls. Files, state, resume and the best / last
-//! weights are [`super::training_run`]'s, shared with the reranker.
-//! `adapt` fine-tunes trained weights on a library's own papers, without
-//! labels (the inverse cloze task), with the same batches and objective.
+//! weights are [`run`]'s, shared by every trainer here. `adapt` fine-tunes
+//! trained weights on a library's own papers, without labels (the inverse
+//! cloze task), with the same batches and objective; `distill` trains a
+//! student of the citation encoder; `rerank` fine-tunes the cross-encoder
+//! reranker.
 
 pub mod adapt;
 mod batch;
@@ -31,6 +33,8 @@ pub mod distill;
 mod loss;
 mod mining;
 mod options;
+pub mod rerank;
+pub mod run;
 pub mod steps;
 mod validation;
 
@@ -46,12 +50,12 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use super::hatten::{DocText, Hatten, HattenConfig};
-use super::training_run::{clipped_adam, Counters, TrainingRun};
 use super::words::WordVectors;
 use crate::error::Result;
 use batch::Batch;
 use data::TrainingData;
 use mining::Miner;
+use run::{clipped_adam, Counters, TrainingRun};
 
 pub use data::{embed, load_papers, query_text, EMBED_BATCH};
 pub use mining::jaccard;

@@ -145,13 +145,13 @@ impl EpochReport {
 }
 
 /// Progress of a HAtten training run, with its epochs (the CLI draws bars).
-pub trait TrainProgress: crate::neural::training_run::RunProgress {
+pub trait TrainProgress: super::run::RunProgress {
     fn epoch(&self, report: &EpochReport);
 }
 
 /// No output (tests).
 pub struct Quiet;
-impl crate::neural::training_run::RunProgress for Quiet {
+impl super::run::RunProgress for Quiet {
     fn phase(&self, _: &str, _: u64) {}
     fn advance(&self, _: u64, _: Option<f32>) {}
 }
@@ -161,8 +161,8 @@ impl TrainProgress for Quiet {
 impl super::adapt::AdaptProgress for Quiet {
     fn checkpoint(&self, _: &super::adapt::AdaptCheckpoint) {}
 }
-impl super::super::rerank_train::RerankProgress for Quiet {
-    fn checkpoint(&self, _: &super::super::rerank_train::Checkpoint) {}
+impl super::rerank::RerankProgress for Quiet {
+    fn checkpoint(&self, _: &super::rerank::Checkpoint) {}
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::super::hatten::Hatten;
-use super::super::training_run::{clipped_adam, Counters, RunProgress, TrainingRun};
+use super::run::{clipped_adam, Counters, RunProgress, TrainingRun};
 use crate::error::Result;
 
 /// A validation's record.

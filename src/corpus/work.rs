@@ -1,0 +1,162 @@
+//! Work identity: when two records are one work. A library can hold one
+//! paper under two records: the same paper imported from two sources, or a
+//! reference list's bare record beside the full one (the benchmark pool
+//! holds 921 titles twice). The evidence linker (the records a reference's
+//! paper also has), the fused list (one entry per work), an evaluation (what
+//! counts as finding the cited paper) and its leakage guard (the citing
+//! paper's own records) all ask this one rule.
+//!
+//! Two records are one work when their titles are the same, letters and
+//! digits compared (so "noun-phrase" and "nounphrase" agree), at least
+//! [`MIN_TITLE_CHARS`] of them, their years are no more than one apart (or
+//! one is unknown), and they do not carry two different DOIs: two DOIs are
+//! two publications, even under one title (a paper in Findings and again in
+//! a workshop; ACM's "Session details: Keynote address" of each conference).
+//! [`Strictness::Loose`] also takes a title a letter or two in twenty-five
+//! off (a typo, a lost hyphen) and ignores DOIs: what a guard leaves out,
+//! erring on the side of more.
+//!
+//! **Invariant:** no other module compares two records' titles, years or
+//! DOIs to decide they are one work.
+
+use super::Paper;
+
+/// Titles shorter than this (letters and digits) are too generic
+/// ("Introduction") to say two records are one work.
+pub const MIN_TITLE_CHARS: usize = 20;
+
+/// How close two records must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strictness {
+    /// The same title (letters and digits), years at most one apart, not
+    /// two DOIs.
+    Exact,
+    /// A title a letter or two in twenty-five off, years at most one apart,
+    /// DOIs not compared.
+    Loose,
+}
+
+/// Whether records `a` and `b` are one work.
+pub fn same_work(a: &Paper, b: &Paper, strictness: Strictness) -> bool {
+    if !years_agree(a.year, b.year) {
+        return false;
+    }
+    match strictness {
+        Strictness::Exact => {
+            let t = title_key(&a.title);
+            t.chars().count() >= MIN_TITLE_CHARS && t == title_key(&b.title) && !two_dois(a, b)
+        }
+        Strictness::Loose => {
+            let (ta, tb): (Vec<char>, Vec<char>) = (fold(&a.title).chars().collect(), fold(&b.title).chars().collect());
+            ta.len() >= MIN_TITLE_CHARS
+                && tb.len().abs_diff(ta.len()) <= ta.len() / 25 + 1
+                && approx_find(&tb, &ta, (ta.len() / 25).max(1)).is_some()
+        }
+    }
+}
+
+/// Whether a title can identify a work at all (long enough, letters and
+/// digits counted).
+pub fn identifying_title(title: &str) -> bool {
+    title_key(title).chars().count() >= MIN_TITLE_CHARS
+}
+
+/// A title's letters and digits, in lower case: what two records of one
+/// work share.
+pub fn title_key(title: &str) -> String {
+    title.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// Years at most one apart (a preprint and its publication; a conference
+/// dated by submission), or either unknown.
+pub fn years_agree(a: Option<i32>, b: Option<i32>) -> bool {
+    a.zip(b).is_none_or(|(x, y)| (x - y).abs() <= 1)
+}
+
+/// Both records carry a DOI, and not the same one.
+fn two_dois(a: &Paper, b: &Paper) -> bool {
+    !a.doi.is_empty() && !b.doi.is_empty() && !a.doi.eq_ignore_ascii_case(&b.doi)
+}
+
+/// Lower case, accents folded, letters and digits only: for comparing
+/// names and titles that may differ in accents and punctuation.
+pub fn fold(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars().flat_map(char::to_lowercase) {
+        let base = match c {
+            'á' | 'à' | 'â' | 'ä' | 'ã' | 'å' | 'ā' => 'a',
+            'é' | 'è' | 'ê' | 'ë' | 'ē' | 'ė' => 'e',
+            'í' | 'ì' | 'î' | 'ï' | 'ı' => 'i',
+            'ó' | 'ò' | 'ô' | 'ö' | 'õ' | 'ø' | 'ō' => 'o',
+            'ú' | 'ù' | 'û' | 'ü' | 'ū' => 'u',
+            'ç' | 'ć' | 'č' => 'c',
+            'ñ' | 'ń' => 'n',
+            'š' | 'ś' => 's',
+            'ž' | 'ź' | 'ż' => 'z',
+            'ý' | 'ÿ' => 'y',
+            c if c.is_alphanumeric() => c,
+            _ => continue,
+        };
+        out.push(base);
+    }
+    out
+}
+
+/// The fewest edits with which `pattern` occurs somewhere in `text`, if at
+/// most `k` (Sellers' approximate substring search).
+pub fn approx_find(text: &[char], pattern: &[char], k: usize) -> Option<usize> {
+    let m = pattern.len();
+    if m == 0 {
+        return Some(0);
+    }
+    let mut col: Vec<usize> = (0..=m).collect();
+    let mut best = col[m];
+    for &tc in text {
+        let mut diag = col[0];
+        col[0] = 0;
+        for i in 1..=m {
+            let up = col[i];
+            col[i] = (diag + (pattern[i - 1] != tc) as usize).min(up + 1).min(col[i - 1] + 1);
+            diag = up;
+        }
+        best = best.min(col[m]);
+    }
+    (best <= k).then_some(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paper(title: &str, year: Option<i32>, doi: &str) -> Paper {
+        Paper { title: title.into(), year, doi: doi.into(), ..Paper::default() }
+    }
+
+    #[test]
+    fn one_work_by_title_year_and_doi() {
+        let a = paper("Noun-phrase chunking with transformation-based learning", Some(1995), "");
+        let exact = |b: &Paper| same_work(&a, b, Strictness::Exact);
+        assert!(exact(&paper("Noun phrase chunking with transformation based learning", Some(1996), "")));
+        assert!(exact(&paper("NOUN-PHRASE CHUNKING WITH TRANSFORMATION-BASED LEARNING", None, "10.1/x")));
+        assert!(!exact(&paper("Noun-phrase chunking with transformation-based learning", Some(1997), "")), "two years apart");
+        let with_doi = paper(&a.title, Some(1995), "10.1/x");
+        assert!(!same_work(&with_doi, &paper(&a.title, Some(1995), "10.1/y"), Strictness::Exact), "two DOIs");
+        assert!(same_work(&with_doi, &paper(&a.title, Some(1995), "10.1/X"), Strictness::Exact), "DOIs ignore case");
+        assert!(!exact(&paper("Noun-phrase chunking with transformation-based learnin", Some(1995), "")), "a letter off");
+        assert!(same_work(&a, &paper("Noun-phrase chunking with transformation-based learnin", Some(1995), ""), Strictness::Loose));
+        assert!(same_work(&with_doi, &paper(&a.title, Some(1995), "10.1/y"), Strictness::Loose), "a guard ignores DOIs");
+        let short = paper("Introduction", Some(2000), "");
+        assert!(!same_work(&short, &short.clone(), Strictness::Exact), "too short to identify");
+        assert!(!same_work(&short, &short.clone(), Strictness::Loose));
+        assert!(years_agree(None, Some(1)) && years_agree(Some(2000), Some(2001)) && !years_agree(Some(2000), Some(2002)));
+    }
+
+    #[test]
+    fn folding_and_approximate_search() {
+        assert_eq!(fold("Schrödinger's Café, 2nd"), "schrodingerscafe2nd");
+        let t: Vec<char> = "xxlatentdirichletalocationyy".chars().collect();
+        let p: Vec<char> = "latentdirichletallocation".chars().collect();
+        assert_eq!(approx_find(&t, &p, 1), Some(1));
+        assert_eq!(approx_find(&t, &p, 0), None);
+    }
+}
