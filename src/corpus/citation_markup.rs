@@ -506,6 +506,16 @@ mod tests {
     }
 
     #[test]
+    fn configured_wrappers_cite() {
+        // The one test that sets this process's wrappers.
+        assert!(set_wrapper_commands(vec!["\\mycite".into(), " ".into()]));
+        assert!(!set_wrapper_commands(vec!["other".into()]), "set once");
+        assert_eq!(keys(r"as \mycite[p. 2]{a, b} and \othercmd{c}", CiteSyntax::Latex), ["a", "b"]);
+        assert_eq!(cite_command("mycite"), Some(CiteCommand::Marker));
+        assert_eq!(strip_citations(r"as \mycite{a} said"), "as said");
+    }
+
+    #[test]
     fn pandoc_keys_follow_pandoc() {
         let md = "See [@lee2018; -@kim2017, p. 4], as @doe+2019 shows; mail me@host.org, @{odd key}.";
         assert_eq!(keys(md, CiteSyntax::Markdown), ["lee2018", "kim2017", "doe+2019", "odd key"]);
