@@ -71,6 +71,23 @@ const REFERENCE_COMMANDS: &[&str] =
 
 static EXTRA_COMMANDS: OnceLock<Vec<String>> = OnceLock::new();
 
+/// The longest argument of a citation command, or bracketed citation
+/// group, read as one (bytes): a key list is short, and a text cannot make
+/// each of its `\cite[` or `[@` scan to its end.
+const MAX_GROUP: usize = 4096;
+
+/// The longest braced Pandoc key or Typst label read (bytes).
+const MAX_KEY: usize = 256;
+
+/// `s`'s first `max` bytes (or fewer, at a character boundary).
+fn window(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Wrapper commands the user's configuration names (`cite_commands`, e.g.
 /// `["mycite"]`), counted as citation markers from now on. Set once, at
 /// start-up; a second call changes nothing and says so.
@@ -113,7 +130,8 @@ pub struct LatexArguments {
 /// Reads a citation command's arguments from byte `at` of `s` (just after
 /// the command's name and any `*`): optional `[…]` arguments (and `(…)`
 /// ones for the multi-citation `…cites`), then a braced key list (several
-/// for `…cites`). None: no key list follows.
+/// for `…cites`), each at most [`MAX_GROUP`] bytes. None: no key list
+/// follows.
 pub fn latex_arguments(s: &str, at: usize, name: &str) -> Option<LatexArguments> {
     let b = s.as_bytes();
     let multi = name.trim_end_matches('*').ends_with("cites");
@@ -125,9 +143,9 @@ pub fn latex_arguments(s: &str, at: usize, name: &str) -> Option<LatexArguments>
             j += 1;
         }
         match b.get(j) {
-            Some(b'[') => k = group_end(b, j, b'[', b']')?,
-            Some(b'(') if multi => k = group_end(b, j, b'(', b')')?,
-            Some(b'{') => match group_end(b, j, b'{', b'}') {
+            Some(b'[') => k = group_end_within(b, j, b'[', b']', MAX_GROUP)?,
+            Some(b'(') if multi => k = group_end_within(b, j, b'(', b')', MAX_GROUP)?,
+            Some(b'{') => match group_end_within(b, j, b'{', b'}', MAX_GROUP) {
                 Some(e) => {
                     key_lists.push(j + 1..e - 1);
                     k = e;
@@ -135,10 +153,12 @@ pub fn latex_arguments(s: &str, at: usize, name: &str) -> Option<LatexArguments>
                         break;
                     }
                 }
-                None => {
+                // Open to the end of the text: a key list being typed.
+                None if b.len() - j <= MAX_GROUP => {
                     key_lists.push(j + 1..b.len());
                     return Some(LatexArguments { key_lists, end: b.len(), open: true });
                 }
+                None => return None,
             },
             _ => break,
         }
@@ -150,9 +170,15 @@ pub fn latex_arguments(s: &str, at: usize, name: &str) -> Option<LatexArguments>
 /// groups and `\`-escaped bytes are skipped. None: never closed. (LaTeX's
 /// rule for a group, which the LaTeX reader uses for every argument.)
 pub fn group_end(b: &[u8], i: usize, open: u8, close: u8) -> Option<usize> {
+    group_end_within(b, i, open, close, usize::MAX)
+}
+
+/// [`group_end`], the group closed within `limit` bytes of `i`.
+fn group_end_within(b: &[u8], i: usize, open: u8, close: u8, limit: usize) -> Option<usize> {
+    let stop = b.len().min(i.saturating_add(limit));
     let mut depth = 0usize;
     let mut j = i;
-    while j < b.len() {
+    while j < stop {
         match b[j] {
             b'\\' => j += 1,
             c if c == open => depth += 1,
@@ -279,7 +305,7 @@ fn at_sign_starts_citation(s: &str, i: usize) -> bool {
 fn pandoc_key_at(s: &str, i: usize) -> Option<(Range<usize>, usize)> {
     let after = i + 1;
     if let Some(inner) = s[after..].strip_prefix('{') {
-        let close = inner.find(['}', '\n'])?;
+        let close = window(inner, MAX_KEY).find(['}', '\n'])?;
         return (inner.as_bytes()[close] == b'}' && close > 0).then(|| (after + 1..after + 1 + close, after + close + 2));
     }
     let len = pandoc_key_len(&s[after..]);
@@ -294,7 +320,8 @@ pub fn citations(text: &str, syntax: CiteSyntax) -> Vec<(String, Range<usize>)> 
     let mut out = Vec::new();
     match syntax {
         CiteSyntax::Latex => {
-            for (_, args) in latex_commands(text) {
+            // A command still open at the text's end is being typed, not cited.
+            for (_, args) in latex_commands(text).filter(|(_, a)| !a.open) {
                 for list in args.key_lists {
                     split_keys(&text[list.clone()], list.start, &mut out);
                 }
@@ -321,7 +348,7 @@ pub fn citations(text: &str, syntax: CiteSyntax) -> Vec<(String, Range<usize>)> 
                 let rest = &text[i + 6..];
                 let lead = rest.len() - rest.trim_start().len();
                 let start = i + 6 + lead;
-                if let Some(label) = text[start..].strip_prefix('<') {
+                if let Some(label) = text[start..].strip_prefix('<').map(|l| window(l, MAX_KEY)) {
                     let len = label.find(|c: char| c == '>' || c.is_whitespace()).unwrap_or(label.len());
                     if len > 0 && label[len..].starts_with('>') {
                         found.push((label[..len].to_string(), start + 1..start + 1 + len));
@@ -337,13 +364,8 @@ pub fn citations(text: &str, syntax: CiteSyntax) -> Vec<(String, Range<usize>)> 
 
 /// The distinct keys `text` cites, in order of first citation.
 pub fn cited_keys(text: &str, syntax: CiteSyntax) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for (key, _) in citations(text, syntax) {
-        if !out.contains(&key) {
-            out.push(key);
-        }
-    }
-    out
+    let mut seen = std::collections::HashSet::new();
+    citations(text, syntax).into_iter().map(|(key, _)| key).filter(|k| seen.insert(k.clone())).collect()
 }
 
 /// The distinct keys a text of unknown syntax cites, in order: its
@@ -351,17 +373,26 @@ pub fn cited_keys(text: &str, syntax: CiteSyntax) -> Vec<String> {
 /// prose writes by accident).
 pub fn cited_keys_any(text: &str) -> Vec<String> {
     let mut out = cited_keys(text, CiteSyntax::Latex);
+    let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
+    // The next `]` or line end, found once for every `[` before it: a
+    // group that holds no citation has no `[` inside it that starts one
+    // either (its body is a suffix), so the scan goes on after it.
+    let mut close: Option<usize> = None;
     let mut rest = 0;
     while let Some(off) = text.get(rest..).and_then(|r| r.find('[')) {
         let i = rest + off;
-        rest = i + 1;
+        if close.is_none_or(|c| c <= i) {
+            close = text[i + 1..].find([']', '\n']).map(|k| i + 1 + k);
+        }
+        let Some(c) = close else { break };
+        if c - i > MAX_GROUP + 1 {
+            rest = i + 1;
+            continue;
+        }
+        rest = c + 1;
         if let Some(len) = bracketed_len(&text[i..]) {
-            for (key, _) in citations(&text[i..i + len], CiteSyntax::Markdown) {
-                if !out.contains(&key) {
-                    out.push(key);
-                }
-            }
-            rest = i + len;
+            let found = citations(&text[i..i + len], CiteSyntax::Markdown).into_iter().map(|(k, _)| k);
+            out.extend(found.filter(|k| seen.insert(k.clone())));
         }
     }
     out
@@ -370,7 +401,7 @@ pub fn cited_keys_any(text: &str) -> Vec<String> {
 /// The length of a bracketed Pandoc citation group at the start of `s`
 /// (`[see @a, p. 3; -@b]`, on one line, holding a citation).
 fn bracketed_len(s: &str) -> Option<usize> {
-    let inner = s.strip_prefix('[')?;
+    let inner = window(s.strip_prefix('[')?, MAX_GROUP);
     let end = inner.find([']', '\n'])?;
     let body = &inner[..end];
     let cites = body.match_indices('@').any(|(i, _)| at_sign_starts_citation(body, i) && pandoc_key_at(body, i).is_some());
@@ -503,6 +534,24 @@ mod tests {
         assert_eq!(cite_command("citeauthor"), Some(CiteCommand::Reference));
         assert_eq!(cite_command("parencite*"), Some(CiteCommand::Marker));
         assert_eq!(cite_command("emph"), None);
+    }
+
+    #[test]
+    fn hostile_markup_is_read_in_linear_time() {
+        // Each of these would make a scanner that starts over at every
+        // opening read to the text's end (100,000 times 256 KB); each
+        // opening reads at most one group's budget.
+        for unit in [r"\cite[", r"\cite{", "[@", "[x", "@{", "#cite(<", r"\cites{a}("] {
+            let text = unit.repeat(256 * 1024 / unit.len());
+            for syntax in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
+                let _ = citations(&text, syntax);
+            }
+            assert!(cited_keys_any(&text).is_empty(), "{unit}");
+            assert!(!strip_citations(&text).is_empty());
+        }
+        let many: String = (0..50_000).map(|i| format!("[@k{i}] ")).collect();
+        assert_eq!(cited_keys(&many, CiteSyntax::Markdown).len(), 50_000);
+        assert_eq!(cited_keys_any(&many).len(), 50_000);
     }
 
     #[test]
