@@ -699,11 +699,8 @@ impl GlobalState {
         let stamp = std::fs::metadata(bib).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
         let fresh = self.bibliographies.get(bib).is_some_and(|p| p.stamp == stamp);
         if !fresh {
-            let text = if crate::limits::file_over(bib, crate::limits::TEXT_FILE).is_some() {
-                String::new()
-            } else {
-                crate::corpus::source::read_bytes(bib).map(|b| crate::corpus::source::decode_text(&b).text).unwrap_or_default()
-            };
+            // `read_bytes` refuses a file over the one-file budget.
+            let text = crate::corpus::source::read_bytes(bib).map(|b| crate::corpus::source::decode_text(&b).text).unwrap_or_default();
             let papers = parse_source(&text)
                 .into_iter()
                 .filter_map(|o| match o {
