@@ -64,6 +64,9 @@ pub enum Error {
     /// The query itself (empty, nothing but markup).
     #[error("{0}")]
     InvalidQuery(String),
+    /// A Zotero data directory or database that cannot be read as one.
+    #[error("{path}: {reason}")]
+    Zotero { path: PathBuf, reason: String },
 }
 
 impl Error {

@@ -24,6 +24,17 @@ pub const BUNDLE: u64 = 512 << 20;
 /// document sent whole on every change is at most a few MiB.
 pub const LSP_FRAME: u64 = 64 << 20;
 
+/// One field of a Zotero item (a title, an abstract), in characters: a
+/// longer value is cut.
+pub const ZOTERO_VALUE: usize = 64 << 10;
+
+/// All the fields of one Zotero item together, in characters: fields past
+/// it are not read.
+pub const ZOTERO_ITEM: usize = 256 << 10;
+
+/// Zotero items read into memory at once (so at most 512 MiB of fields).
+pub const ZOTERO_ITEMS_AT_ONCE: usize = 2048;
+
 /// Why the file at `path` is not read, when it is larger than `limit`
 /// (from its size, before a byte of it is read).
 pub fn file_over(path: &std::path::Path, limit: u64) -> Option<String> {

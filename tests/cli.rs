@@ -358,3 +358,72 @@ fn a_paper_held_twice_is_recommended_once_and_counted_as_the_cited_paper() {
     assert_eq!(json["candidates"][0]["same_work"], serde_json::json!(["aclarc:36a0398dfc65"]));
     assert_eq!(json["candidates"][0]["paper"]["year"], 1988);
 }
+
+/// `import --zotero` of a Zotero 7 data directory, what `doctor` then says
+/// of it (before and after Zotero changed its database), and `bench zotero`
+/// on a small papers file.
+#[test]
+fn import_zotero_then_doctor_and_bench() {
+    use citewise::eval::zotero_db::{Era, NewItem, ZoteroDb};
+    let dir = tempfile::tempdir().unwrap();
+    let zotero = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&zotero, Era::Zotero7).unwrap();
+    let article = |key: &str, title: &str, citation_key: &str| NewItem {
+        key: key.to_string(),
+        item_type: "journalArticle".to_string(),
+        title: title.to_string(),
+        date: "2017-00-00 2017".to_string(),
+        creators: vec![("Ashish".to_string(), "Vaswani".to_string())],
+        citation_key: citation_key.to_string(),
+        ..NewItem::default()
+    };
+    let first = db.add_item(&article("ABCD2345", "Attention Is All You Need", "vaswani2017attention")).unwrap();
+    db.add_item(&article("EFGH2345", "Transformers for Citation Recommendation", "")).unwrap();
+
+    let lib = dir.path().join("lib");
+    let (lib_s, zotero_s) = (lib.to_str().unwrap(), zotero.to_str().unwrap());
+    let o = citewise(&lib, &["--library", lib_s, "import", "--zotero", zotero_s, "--no-embed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 added"), "{}", stdout(&o));
+
+    let o = citewise(&lib, &["--library", lib_s, "doctor"]);
+    let out = stdout(&o);
+    assert!(out.contains(&format!("zotero    {zotero_s} (Zotero 7–8; 2 items, 0 PDFs)")), "{out}\n{}", stderr(&o));
+    assert!(out.contains("keys: 1 generated, 1 zotero"), "{out}");
+    assert!(out.contains(" UTC (just now)") || out.contains(" minute"), "{out}");
+    assert!(out.contains("unchanged since"), "{out}");
+
+    db.set_field(first, "title", "Attention Is Still All You Need", "2030-01-01 00:00:00").unwrap();
+    let o = citewise(&lib, &["--library", lib_s, "doctor"]);
+    assert!(stdout(&o).contains("changed since: the next import"), "{}", stdout(&o));
+    drop(db);
+    std::fs::rename(&zotero, dir.path().join("Zotero-moved")).unwrap();
+    let o = citewise(&lib, &["--library", lib_s, "doctor"]);
+    assert!(stdout(&o).contains(&format!("warning   the Zotero data directory {zotero_s} is not there")), "{}", stdout(&o));
+
+    let papers = dir.path().join("papers.jsonl");
+    let lines: Vec<String> = (1..=200)
+        .map(|i| {
+            serde_json::json!({"id": format!("p{i}"), "title": format!("Paper number {i} on citations"),
+                "abstract": "An abstract.", "authors": ["A B"], "year": "2020"})
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&papers, lines.join("\n") + "\n").unwrap();
+    let o = citewise(&lib, &["bench", "zotero", "--items", "200", "--papers", papers.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+    assert_eq!(r["items"], 200, "{r}");
+    assert_eq!(r["papers"], 200, "{r}");
+    assert_eq!(r["first_import"]["added"], 200, "{r}");
+    assert_eq!(r["no_change"]["unchanged"], 200, "{r}");
+    assert_eq!(r["no_change"]["added"].as_u64().unwrap() + r["no_change"]["updated"].as_u64().unwrap(), 0, "{r}");
+    assert_eq!(r["one_changed"]["updated"], 1, "{r}");
+    assert_eq!(r["one_changed"]["unchanged"], 199, "{r}");
+    for figure in ["write_db_seconds", "peak_rss_mb"] {
+        assert!(r[figure].as_f64().is_some(), "{figure}: {r}");
+    }
+    for run in ["first_import", "no_change", "one_changed"] {
+        assert!(r[run]["seconds"].as_f64().is_some(), "{run}: {r}");
+    }
+}

@@ -559,3 +559,57 @@ fn exit_during_background_encoding_ends_the_process_promptly_and_what_it_committ
     let encoded: usize = report.stores.iter().filter_map(|(_, s)| s.map(|s| s.live)).sum();
     assert!(encoded > 0 && encoded < 3 * 3000, "{:?}", report.stores);
 }
+
+/// A library imported from Zotero: when a paper's key changes in Zotero
+/// while the server runs, the server syncs, a draft still citing the old
+/// key gets a diagnostic naming the new one, and a quick fix rewrites it.
+#[test]
+fn a_key_renamed_in_zotero_is_diagnosed_and_rewritten() {
+    use citewise::eval::zotero_db::{Era, NewItem, ZoteroDb};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    let item = NewItem {
+        key: "RENAMED1".into(),
+        item_type: "journalArticle".into(),
+        title: "Trigram Tagging of Unknown Words".into(),
+        date: "2001".into(),
+        citation_key: "old2001".into(),
+        creators: vec![("Ann".into(), "Tagger".into())],
+        ..NewItem::default()
+    };
+    let id = db.add_item(&item).unwrap();
+    let lib = dir.path().join("lib");
+    let library = citewise::library::Library::open_or_create(&lib).unwrap();
+    let make_key = citewise::export::keys::make_key(citewise::export::keys::KeyStyle::AuthorYear);
+    citewise::library::zotero::sync(&library, &data, &Default::default(), &make_key).unwrap();
+    drop(library);
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "results = 5\n").unwrap();
+    let draft = dir.path().join("paper.tex");
+    let doc = uri(&draft);
+    let text = "\\bibliography{refs}\n\nUnknown words are tagged by their suffixes \\cite{old2001}.\n";
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    c.open(&doc, "latex", text);
+    assert!(c.diagnostics(&doc, 1).is_empty(), "the library has the key");
+
+    db.set_field(id, "citationKey", "new2001", "2030-01-01 00:00:00").unwrap();
+    let m = c.wait_for("the renamed key's diagnostic", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["diagnostics"].to_string().contains("is now")
+    });
+    let d = &m["params"]["diagnostics"][0];
+    assert!(d["message"].as_str().unwrap().contains("`old2001` is now `new2001`"), "{d}");
+    let start = text.find("old2001").unwrap();
+    assert_eq!(d["range"]["start"], json!({"line": 2, "character": start - text.find("Unknown").unwrap()}), "{d}");
+
+    let r =
+        c.call(5, "textDocument/codeAction", json!({"textDocument": {"uri": doc}, "range": d["range"], "context": {"diagnostics": [d]}}));
+    let actions = r["result"].as_array().unwrap_or_else(|| panic!("{r}"));
+    let fix =
+        actions.iter().find(|a| a["title"].as_str().unwrap().starts_with("Rewrite old2001 as new2001")).unwrap_or_else(|| panic!("{r}"));
+    let edit = &fix["edit"]["changes"][doc.as_str()][0];
+    assert_eq!(edit["newText"], "new2001");
+    assert_eq!(edit["range"], d["range"]);
+    c.shutdown();
+}

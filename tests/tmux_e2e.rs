@@ -267,3 +267,54 @@ fn a_linked_crlf_draft_is_saved_through_the_link_with_crlf() {
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
     assert_eq!(std::fs::read(&real).unwrap(), b"\\section{Intro}\r\nFirst line.\r\nSecond line.\r\n");
 }
+
+/// A library imported from Zotero: a paper added in Zotero while the
+/// editor runs is in the next recommendation, without a restart.
+#[test]
+fn a_paper_added_in_zotero_appears_in_the_running_editor() {
+    use citewise::eval::zotero_db::{Era, NewItem, ZoteroDb};
+    if !tmux_available() {
+        common::skip_unless_ci("the end-to-end test", "tmux is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    let article = |key: &str, title: &str, abstract_note: &str, last: &str| NewItem {
+        key: key.into(),
+        item_type: "journalArticle".into(),
+        title: title.into(),
+        abstract_note: abstract_note.into(),
+        date: "2021".into(),
+        creators: vec![("Ann".into(), last.into())],
+        ..NewItem::default()
+    };
+    db.add_item(&article("FIRST001", "Coral Reef Bleaching Under Heat Stress", "Reefs bleach when the sea warms.", "Reef")).unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let make_key = citewise::export::keys::make_key(citewise::export::keys::KeyStyle::AuthorYear);
+    citewise::library::zotero::sync(&lib, &data, &Default::default(), &make_key).unwrap();
+    drop(lib);
+    let draft = dir.path().join("draft.md");
+    std::fs::write(&draft, "").unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "background_encoding = \"off\"\n").unwrap();
+    let s = Session::start(dir.path(), "zotero", &[draft.to_str().unwrap(), "--config", config.to_str().unwrap()]);
+    s.wait_for("draft.md", 10);
+    s.type_text("Zebrafish regrow amputated fins through blastema signalling ");
+    s.keys(&["F5"]);
+    let before = s.wait_for("no paper", 20);
+    assert!(!before.contains("Zebrafish Fin Regeneration"), "{before}");
+
+    db.add_item(&article(
+        "ZEBRA001",
+        "Zebrafish Fin Regeneration Through Blastema Signalling",
+        "Amputated zebrafish fins regrow from a blastema.",
+        "Fish",
+    ))
+    .unwrap();
+    s.wait_for("Zotero: 1 added", 30);
+    s.keys(&["F5"]);
+    let after = s.wait_for("Zebrafish Fin Regeneration", 20);
+    assert!(after.contains(" 1. "), "{after}");
+    s.keys(&["C-q", "C-q"]);
+}

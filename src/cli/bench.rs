@@ -118,6 +118,17 @@ pub enum BenchWhat {
         #[arg(long, value_delimiter = ',', default_value = "20,50")]
         rerank_depth: Vec<usize>,
     },
+    /// Zotero import speed: a synthetic Zotero 7 database of the first N
+    /// papers of a papers JSONL file (one journal article each), imported
+    /// into a fresh library without PDFs or vectors; the first import, one
+    /// with nothing changed, and one after one item changed, with peak memory
+    Zotero {
+        #[arg(long, value_name = "PAPERS.jsonl[.gz]")]
+        papers: PathBuf,
+        /// Items in the Zotero database
+        #[arg(long, default_value_t = 20000)]
+        items: usize,
+    },
     /// Input-to-render latency of the editor while recommendations run in the background
     Keys {
         /// Library to recommend from [default: the --library / default library]
@@ -203,6 +214,7 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             println!("{}", serde_json::to_string(&r)?);
         }
         BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
+        BenchWhat::Zotero { papers, items } => bench_zotero(papers, *items)?,
         BenchWhat::Lsp { contexts: c } => bench_lsp(c.library.as_deref(), &c.bench, &c.split, c.queries)?,
         BenchWhat::Pipeline { contexts: c, rerank_depth } => {
             bench_pipeline(c.library.as_deref(), &c.bench, &c.split, c.queries, rerank_depth, models.device_preference())?
@@ -403,6 +415,81 @@ fn bench_evidence(library: Option<&std::path::Path>, paths: &[PathBuf]) -> Resul
     let _ = std::fs::remove_dir_all(&scratch);
     println!("{r}");
     Ok(())
+}
+
+/// Zotero import speed on a synthetic Zotero 7 database (the time to
+/// write it is its own figure): the first import, the same again with
+/// nothing changed, and again after one item's title changed.
+fn bench_zotero(path: &std::path::Path, n: usize) -> Result<()> {
+    use crate::eval::zotero_db::{synthetic, Era};
+    use crate::library::zotero::{sync, ZoteroOptions};
+    anyhow::ensure!(n > 0, "--items must be at least 1");
+    let papers = first_papers(path, n)?;
+    anyhow::ensure!(!papers.is_empty(), "{}: no papers", path.display());
+    let zotero_dir = tempfile::tempdir()?;
+    let lib_dir = tempfile::tempdir()?;
+    let t = Instant::now();
+    let mut db = synthetic(zotero_dir.path(), Era::Zotero7, &papers)?;
+    let write_seconds = t.elapsed().as_secs_f64();
+    let items = papers.len();
+    drop(papers);
+    let lib = Library::open_or_create(lib_dir.path())?;
+    let options = ZoteroOptions { no_pdfs: true, ..Default::default() };
+    let make_key = crate::export::keys::make_key(crate::export::keys::KeyStyle::AuthorYearFirstword);
+    let timed = || -> Result<serde_json::Value> {
+        let t = Instant::now();
+        let s = sync(&lib, zotero_dir.path(), &options, &make_key)?;
+        Ok(serde_json::json!({
+            "seconds": t.elapsed().as_secs_f64(),
+            "added": s.added, "updated": s.updated, "unchanged": s.unchanged, "removed": s.removed,
+            "summary": s.line(),
+        }))
+    };
+    let first = timed()?;
+    let again = timed()?;
+    // Keys `synthetic` writes: "P0000001", ...
+    let item = db.item_id("P0000001")?;
+    db.set_field(item, "title", "A title changed in Zotero", "2030-01-01 00:00:00")?;
+    let one_changed = timed()?;
+    let key_sources = crate::library::zotero::ZoteroState::load(lib.dir())?.map(|s| s.key_sources()).unwrap_or_default();
+    let r = serde_json::json!({
+        "items": items,
+        "write_db_seconds": write_seconds,
+        "first_import": first,
+        "no_change": again,
+        "one_changed": one_changed,
+        "papers": lib.papers().num_papers(),
+        "keys": key_sources,
+        "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
+    });
+    drop(lib);
+    drop(db);
+    println!("{r}");
+    Ok(())
+}
+
+/// The first `n` papers of a papers JSONL file (gzipped when its name ends
+/// in `.gz`), read as far as needed.
+fn first_papers(path: &std::path::Path, n: usize) -> Result<Vec<crate::corpus::Paper>> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let reader: Box<dyn BufRead> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file))))
+    } else {
+        Box::new(std::io::BufReader::new(file))
+    };
+    let mut out = Vec::with_capacity(n.min(1 << 20));
+    for (i, line) in reader.lines().enumerate() {
+        if out.len() == n {
+            break;
+        }
+        let line = line.map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(crate::corpus::jsonl::parse_line(&line).map_err(|reason| anyhow::anyhow!("{}:{}: {reason}", path.display(), i + 1))?);
+    }
+    Ok(out)
 }
 
 fn tempfile_dir() -> Result<PathBuf> {

@@ -36,6 +36,7 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
     }
     let report = check::inspect(library);
     print_library(library, &report)?;
+    print_zotero(library);
     print_models(library, models)?;
     for (name, state) in &report.stores {
         if state.is_some_and(|s| !s.verified) {
@@ -84,6 +85,60 @@ fn print_library(library: &Path, report: &check::Report) -> Result<()> {
         Err(e) => println!("library   {e}"),
     }
     Ok(())
+}
+
+/// The Zotero data directory the library was imported from, if any: its
+/// schema, what was imported, when it was last read and whether the
+/// database changed since.
+fn print_zotero(library: &Path) {
+    use crate::library::zotero::{DbStamp, ZoteroState};
+    let state = match ZoteroState::load(library) {
+        Ok(Some(state)) => state,
+        Ok(None) => return,
+        Err(e) => {
+            println!("zotero    {e}");
+            return;
+        }
+    };
+    let era = state.era.map_or("schema unknown", |e| e.name());
+    let pdfs = state.pdfs.len();
+    println!("zotero    {} ({era}; {} items, {pdfs} PDF{})", state.dir.display(), state.items.len(), if pdfs == 1 { "" } else { "s" });
+    let sources: Vec<String> = state.key_sources().iter().map(|(k, n)| format!("{n} {k}")).collect();
+    if !sources.is_empty() {
+        println!("          keys: {}", sources.join(", "));
+    }
+    if let Some(c) = &state.collection {
+        println!("          collection: {}", crate::util::printable(c));
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    println!("          last read {} ({})", crate::tui::autosave::format_time(state.last_read), ago(now.saturating_sub(state.last_read)));
+    if !state.dir.is_dir() {
+        println!(
+            "warning   the Zotero data directory {} is not there: `{}` imports from where it is now",
+            state.dir.display(),
+            crate::util::citewise_command(library, "import --zotero DIR")
+        );
+        return;
+    }
+    match DbStamp::of(&state.dir) {
+        None => println!("warning   no {} in {}: Zotero's database is not there", crate::corpus::zotero::DATABASE, state.dir.display()),
+        Some(stamp) if Some(stamp) != state.stamp => println!(
+            "          changed since: the next import (`{}`, or the running editor / language server) reads the changes",
+            crate::util::citewise_command(library, "import --zotero")
+        ),
+        Some(_) => println!("          unchanged since"),
+    }
+}
+
+/// A duration in words, to the minute: "just now", "5 minutes ago", "3 hours ago", "2 days ago".
+fn ago(secs: u64) -> String {
+    let (n, unit) = match secs {
+        0..60 => return "just now".into(),
+        60..3600 => (secs / 60, "minute"),
+        3600..86_400 => (secs / 3600, "hour"),
+        _ => (secs / 86_400, "day"),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
 }
 
 /// The adapters, the backend, and each model (loaded once), with the

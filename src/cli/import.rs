@@ -8,6 +8,7 @@ use super::progress::ImportBar;
 use crate::evidence::inputs;
 use crate::library::evidence_import::{import_inputs, EvidenceImportSummary, EvidenceOptions};
 use crate::library::import::{import, ImportOptions, ImportSummary};
+use crate::library::zotero::{ZoteroOptions, ZoteroSummary};
 use crate::library::Library;
 use crate::pipeline::Models;
 use crate::util::printable;
@@ -15,8 +16,21 @@ use crate::util::printable;
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// Files or directories (searched recursively for .bib, .jsonl, and their .gz)
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required_unless_present = "zotero", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Import a Zotero library: every item, its citation key and its PDFs
+    /// (as evidence). DIR is Zotero's data directory (zotero.sqlite and
+    /// storage/); without DIR, the one Zotero uses (~/Zotero, or the one its
+    /// settings name). Zotero's files are read, never written; run it again
+    /// to bring in what changed
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["evidence", "paths"])]
+    pub zotero: Option<PathBuf>,
+    /// With --zotero: only this collection (by name or Parent/Child path) and its sub-collections
+    #[arg(long, requires = "zotero")]
+    pub collection: Option<String>,
+    /// With --zotero: do not read PDF attachments
+    #[arg(long, requires = "zotero")]
+    pub no_pdfs: bool,
     /// Re-read files that were already imported unchanged
     #[arg(long)]
     pub force: bool,
@@ -43,6 +57,9 @@ pub struct ImportArgs {
 pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     let t = Instant::now();
     let lib = Library::open_or_create(dir)?;
+    if let Some(zotero) = &a.zotero {
+        return import_zotero(&lib, zotero, a, models);
+    }
     if a.evidence {
         // The citation wrappers the editor's configuration names count here too.
         if let Some(config) = crate::tui::config::Config::dir().map(|d| d.join("config.toml")) {
@@ -89,6 +106,68 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `import --zotero`: the sync, its summary, then vectors for what is new.
+fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
+    let t = Instant::now();
+    let dir = if dir.as_os_str().is_empty() {
+        let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()).unwrap_or_default();
+        crate::corpus::zotero::default_data_dir(&home).ok_or_else(|| {
+            anyhow::anyhow!("no Zotero data directory found (~/Zotero, or the one Zotero's settings name): pass it, `--zotero DIR`")
+        })?
+    } else {
+        dir.to_path_buf()
+    };
+    let config = match crate::tui::config::Config::dir() {
+        Some(d) => crate::tui::config::Config::load(&d.join("config.toml"))?,
+        None => crate::tui::config::Config::default(),
+    };
+    let options = ZoteroOptions { collection: a.collection.clone(), force: a.force, no_pdfs: a.no_pdfs };
+    let make_key = crate::export::keys::make_key(config.key_style);
+    eprintln!("reading Zotero's database in {} (a copy; Zotero's files are never written)", dir.display());
+    let s = crate::library::zotero::sync(lib, &dir, &options, &make_key)?;
+    print_zotero_summary(&s, a.all_skips);
+    if !a.no_embed {
+        if s.added + s.updated > 0 {
+            embed_papers(lib, models)?;
+            embed_student(lib, models)?;
+            embed_citation(lib, models, CitationVectors::KeepCurrent)?;
+        }
+        if s.pdfs_read > 0 {
+            encode_spans(lib, models)?;
+        }
+    }
+    println!("library {} now holds {} papers ({:.1} s)", lib.dir().display(), lib.papers().num_papers(), t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn print_zotero_summary(s: &ZoteroSummary, all: bool) {
+    let era = s.era.map_or("", |e| e.name());
+    println!(
+        "Zotero ({era}): {} items; {} added, {} updated, {} unchanged, {} removed",
+        s.items, s.added, s.updated, s.unchanged, s.removed
+    );
+    let sources: Vec<String> = s.key_sources.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    if !sources.is_empty() {
+        println!("citation keys: {}", sources.join(", "));
+    }
+    for (old, new) in &s.renamed {
+        println!("key changed: {old} → {new} (drafts citing {old} are told)");
+    }
+    if s.pdfs_read + s.pdfs_removed > 0 || !s.pdfs_missing.is_empty() {
+        println!("PDFs: {} read, {} removed, {} not found", s.pdfs_read, s.pdfs_removed, s.pdfs_missing.len());
+    }
+    if let Some(e) = &s.evidence {
+        print_evidence_summary(e, all);
+    }
+    let shown = if all { s.pdfs_missing.len() } else { s.pdfs_missing.len().min(20) };
+    for m in &s.pdfs_missing[..shown] {
+        eprintln!("not found: {}", printable(m));
+    }
+    for n in &s.notes {
+        eprintln!("note: {}", printable(n));
+    }
 }
 
 /// Papers per second the citation encoder encodes on one core (47 on 2).

@@ -67,6 +67,8 @@ pub fn parse_line(line: &str) -> Result<Paper, String> {
         url: row.url.unwrap_or_default(),
         entry_type: String::new(),
         bibtex: String::new(),
+        retracted: false,
+        zotero: None,
     })
 }
 

@@ -7,5 +7,6 @@ pub mod jsonl;
 pub mod paper;
 pub mod source;
 pub mod work;
+pub mod zotero;
 
 pub use paper::Paper;

@@ -32,6 +32,31 @@ pub struct Paper {
     /// The entry exactly as it stood in the source file; empty when the
     /// source was not BibTeX (the exporter generates one then).
     pub bibtex: String,
+    /// Its source flags it retracted (Zotero's retraction list).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retracted: bool,
+    /// Where it stands in Zotero, when it was imported from there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zotero: Option<ZoteroOrigin>,
+}
+
+/// A record's place in a Zotero library.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ZoteroOrigin {
+    /// `library/item key`.
+    pub item: String,
+    /// Where its citation key came from (`zotero`, `better-bibtex`, `extra`,
+    /// `generated`, ...).
+    pub key_source: String,
+    /// Its collections, as paths (`Parent/Child`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collections: Vec<String>,
+    /// Its tags (also its `keywords`, so that search finds them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Keys it had before (a draft that still cites one is told the new key).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub former_keys: Vec<String>,
 }
 
 impl Paper {

@@ -6,6 +6,7 @@ pub mod metrics;
 pub mod plan;
 pub mod report;
 pub mod scale;
+pub mod zotero_db;
 
 pub use harness::{evaluate, EvalReport};
 pub use plan::Plan;

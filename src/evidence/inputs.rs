@@ -12,6 +12,12 @@ pub enum EvidenceInput {
     /// Benchmark contexts or S2ORC / unarXive full text (`.jsonl`, `.json`, `.gz`).
     Sentences(PathBuf),
     Pdf(PathBuf),
+    /// A PDF whose own record is known (a Zotero attachment: its parent
+    /// item), so it is not identified by its first page.
+    AttachedPdf {
+        file: PathBuf,
+        owner: String,
+    },
     /// A Markdown file; the bibliography files its front matter names must
     /// lie inside `project` ([`crate::project`]).
     Markdown {
@@ -33,6 +39,7 @@ impl EvidenceInput {
         match self {
             EvidenceInput::Sentences(p)
             | EvidenceInput::Pdf(p)
+            | EvidenceInput::AttachedPdf { file: p, .. }
             | EvidenceInput::Markdown { file: p, .. }
             | EvidenceInput::Latex { main: p, .. }
             | EvidenceInput::Bundle(p) => p,

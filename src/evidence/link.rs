@@ -37,6 +37,11 @@ impl<'a> Linker<'a> {
         Linker { papers: None }
     }
 
+    /// The library's record of `id`.
+    pub fn paper(&self, id: &str) -> Option<Paper> {
+        self.papers?.paper_by_id(id).ok().flatten()
+    }
+
     /// The library paper a `bib_entries` item refers to.
     pub fn link(&self, entry: &Value) -> Option<(String, LinkMethod)> {
         let papers = self.papers?;

@@ -70,6 +70,12 @@ pub fn base_key(p: &Paper, style: KeyStyle) -> String {
     format!("{family}{year}{word}")
 }
 
+/// A paper's key in `style`, made unique against the keys `taken` names
+/// (what a Zotero import gives an item without a citation key).
+pub fn make_key(style: KeyStyle) -> impl Fn(&Paper, &dyn Fn(&str) -> bool) -> String + Sync + Send + 'static {
+    move |p, taken| unique_key(&base_key(p, style), taken)
+}
+
 /// `base`, or `base` + a, b, ... z, aa, ... : the first that `taken` rejects not.
 pub fn unique_key(base: &str, taken: impl Fn(&str) -> bool) -> String {
     if !taken(base) {

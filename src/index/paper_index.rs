@@ -323,6 +323,24 @@ impl PaperIndex {
         Ok(self.ids(&searcher, top.into_iter().map(|(_, d)| d))?.into_iter().next())
     }
 
+    /// The paper whose citation key is `key`: a record that has it (as
+    /// recorded since keys were indexed), else the one whose id it makes
+    /// (`bib:<key>`).
+    pub fn paper_by_key(&self, key: &str) -> Result<Option<Paper>> {
+        if let Some(id) = self.find_by_external_id(&format!("key:{key}"))? {
+            return self.paper_by_id(&id);
+        }
+        self.paper_by_id(&Paper::bibtex_id("", key))
+    }
+
+    /// The paper that had citation key `key` before its current one.
+    pub fn paper_by_former_key(&self, key: &str) -> Result<Option<Paper>> {
+        match self.find_by_external_id(&format!("formerkey:{key}"))? {
+            Some(id) => self.paper_by_id(&id),
+            None => Ok(None),
+        }
+    }
+
     /// BM25 over titles alone: the records of the top `k`.
     pub fn title_candidates(&self, text: &str, k: usize) -> Result<Vec<Paper>> {
         let terms = self.query_terms(text);
@@ -387,9 +405,16 @@ impl PaperIndex {
     }
 }
 
-/// `doi:<doi>` and `arxiv:<id>` identifiers of a paper.
+/// `doi:<doi>` and `arxiv:<id>` identifiers of a paper, its citation key
+/// (`key:<key>`) and the keys it had before (`formerkey:<key>`).
 fn external_ids(paper: &Paper) -> Vec<String> {
     let mut out = Vec::new();
+    if !paper.key.is_empty() {
+        out.push(format!("key:{}", paper.key));
+    }
+    for old in paper.zotero.iter().flat_map(|z| &z.former_keys) {
+        out.push(format!("formerkey:{old}"));
+    }
     if !paper.doi.is_empty() {
         out.push(format!("doi:{}", paper.doi));
     }

@@ -345,7 +345,7 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
     let path = input.path();
     let shown = path.display().to_string();
     let kind = match input {
-        EvidenceInput::Pdf(_) => DocKind::Pdf,
+        EvidenceInput::Pdf(_) | EvidenceInput::AttachedPdf { .. } => DocKind::Pdf,
         EvidenceInput::Markdown { .. } => DocKind::Markdown,
         _ => DocKind::Latex,
     };
@@ -361,13 +361,17 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
     // stamp covers what was read (below); a PDF's is its bytes.
     let skip_if_done = |stamp: Stamp, tag: &str| !force && journal.is_done_as(path, tag, stamp);
     match input {
-        EvidenceInput::Pdf(_) => {
+        EvidenceInput::Pdf(_) | EvidenceInput::AttachedPdf { .. } => {
             let stamp = Stamp::of(&bytes);
             if skip_if_done(stamp, "") {
                 return vec![Outcome::Unchanged(kind)];
             }
+            let owner = match input {
+                EvidenceInput::AttachedPdf { owner, .. } => Some(owner.as_str()),
+                _ => None,
+            };
             match read_pdf(path, bytes) {
-                Ok(doc) => vec![finish(doc, source_name(path, ""), path, "", stamp, linker, Vec::new())],
+                Ok(doc) => vec![finish(doc, Found { source: source_name(path, ""), path, tag: "", stamp, owner }, linker, Vec::new())],
                 Err(why) => vec![Outcome::Skipped(kind, format!("{shown}: {why}"))],
             }
         }
@@ -377,7 +381,12 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
                 if skip_if_done(stamp, "") {
                     return vec![Outcome::Unchanged(kind)];
                 }
-                vec![finish(doc, source_name(path, ""), path, "", stamp, linker, prefixed(&shown, problems))]
+                vec![finish(
+                    doc,
+                    Found { source: source_name(path, ""), path, tag: "", stamp, owner: None },
+                    linker,
+                    prefixed(&shown, problems),
+                )]
             }
             Err(e) => vec![Outcome::Skipped(kind, format!("{shown}: {e}"))],
         },
@@ -427,7 +436,7 @@ fn latex_document(
             if !force && journal.is_done_as(path, tag, stamp) {
                 return vec![Outcome::Unchanged(DocKind::Latex)];
             }
-            vec![finish(doc, source_name(path, tag), path, tag, stamp, linker, prefixed(&shown, problems))]
+            vec![finish(doc, Found { source: source_name(path, tag), path, tag, stamp, owner: None }, linker, prefixed(&shown, problems))]
         }
         Err(why) => vec![Outcome::Skipped(DocKind::Latex, format!("{shown}: {why}"))],
     }
@@ -451,8 +460,19 @@ fn stamp_of_inputs(bytes: &[u8], doc: &Document) -> Stamp {
     Stamp::of(&all)
 }
 
+/// Where a document was found and what is known of it.
+struct Found<'a> {
+    source: String,
+    path: &'a Path,
+    tag: &'a str,
+    stamp: Stamp,
+    /// Its own library record, when known (an attached PDF's parent).
+    owner: Option<&'a str>,
+}
+
 /// Links a document's references and finds its own library record.
-fn finish(mut doc: Document, source: String, path: &Path, tag: &str, stamp: Stamp, linker: &Linker, problems: Vec<String>) -> Outcome {
+fn finish(mut doc: Document, found: Found<'_>, linker: &Linker, problems: Vec<String>) -> Outcome {
+    let Found { source, path, tag, stamp, owner } = found;
     let mut cache: HashMap<String, Option<(String, LinkMethod)>> = HashMap::new();
     let mut same: HashMap<String, Vec<String>> = HashMap::new();
     for r in &mut doc.references {
@@ -462,7 +482,10 @@ fn finish(mut doc: Document, source: String, path: &Path, tag: &str, stamp: Stam
             r.also = same.entry(id.clone()).or_insert_with(|| linker.same_work(id)).clone();
         }
     }
-    let me = linker.identify(&doc);
+    let me = match owner {
+        Some(id) => linker.paper(id).or_else(|| linker.identify(&doc)),
+        None => linker.identify(&doc),
+    };
     let file = Some(doc.file.display().to_string());
     let (citing, identified) = match me {
         Some(p) => (CitingPaper { id: p.id, title: p.title, year: p.year, file }, true),
@@ -515,6 +538,30 @@ fn add_cited(lib: &Library, docs: &mut [ReadDoc]) -> Result<usize> {
         lib.papers().reload()?;
     }
     Ok(added)
+}
+
+/// Removes what documents gave the evidence database (their citing
+/// sentences and the sightings of their spans) and forgets them in the
+/// journal, so that a document that comes back is read again. Returns how
+/// many had given something.
+pub fn forget_documents(lib: &Library, files: &[PathBuf]) -> Result<usize> {
+    if files.is_empty() {
+        return Ok(0);
+    }
+    let journal_path = lib.evidence_root().join("evidence-journal.json");
+    let mut journal = Journal::load(&journal_path)?;
+    let mut forgotten = 0;
+    let mut sources = Vec::new();
+    for f in files {
+        let source = source_name(f, "");
+        forgotten += usize::from(!lib.citances().from_source(&source)?.is_empty());
+        journal.forget(f, "");
+        sources.push((source, "pdf", Vec::new()));
+    }
+    let mut summary = EvidenceImportSummary::default();
+    commit_sentences(lib, &sources, &YearCache::default(), &mut summary)?;
+    save_journal(lib, &mut journal)?;
+    Ok(forgotten)
 }
 
 /// Years of cited papers, looked up once each.

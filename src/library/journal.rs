@@ -73,6 +73,11 @@ impl Journal {
         self.files.insert(key(file, tag), stamp);
     }
 
+    /// Forgets one file (it is read again when it comes back).
+    pub fn forget(&mut self, file: &Path, tag: &str) {
+        self.files.remove(&key(file, tag));
+    }
+
     /// The files (and ways of reading them) listed as imported.
     pub fn files(&self) -> impl Iterator<Item = &str> {
         self.files.keys().map(String::as_str)

@@ -9,6 +9,7 @@
 //! DIR/evidence-journal.json citing-sentence files already imported
 //! DIR/citances/             tantivy index of the citing sentences as read
 //! DIR/vectors/              paper vectors of the dense channel (see `index::vectors`)
+//! DIR/zotero.json           the Zotero data directory imported from, and what each sync saw
 //! ```
 
 pub mod adapt;
@@ -18,6 +19,7 @@ pub mod evidence_import;
 pub mod import;
 pub mod journal;
 pub mod student;
+pub mod zotero;
 
 use std::path::{Path, PathBuf};
 

@@ -143,6 +143,18 @@ pub fn cite_actions(doc: &Document, offered: &[(String, Candidate)], at: Positio
         .collect()
 }
 
+/// Rewrites a citation of `old` (at `range`) as `new`.
+pub fn rename_key_action(doc: &Document, old: &str, new: &str, range: Range) -> CodeAction {
+    let edit = TextEdit { range, new_text: new.to_string() };
+    CodeAction {
+        title: format!("Rewrite {old} as {new} (its key in the library now)"),
+        kind: Some(CodeActionKind::QUICKFIX),
+        is_preferred: Some(true),
+        edit: Some(WorkspaceEdit { changes: Some([(doc.uri.clone(), vec![edit])].into_iter().collect()), ..Default::default() }),
+        ..Default::default()
+    }
+}
+
 /// The hover of a cited paper: title, authors, year, venue, link, evidence.
 pub fn hover_markdown(p: &Paper, evidence: &[EvidenceSnippet], bib: &Path) -> String {
     let mut md = format!("**{}**\n\n{}", p.title, p.authors.join(", "));

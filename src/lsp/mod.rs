@@ -51,6 +51,7 @@ use crate::corpus::bibtex::{parse_source, EntryOutcome};
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::export::keys::KeyStyle;
+use crate::library::zotero::{Watch, WatchEvent, WATCH_EVERY};
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
 use crate::pipeline::channel::EvidenceSnippet;
@@ -144,8 +145,12 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         let options = EncodingOptions { phases: background, ..EncodingOptions::default() };
         BackgroundEncoding::spawn(library.clone(), models.clone(), runner.busy_flag(), options)
     });
+    // A library imported from Zotero follows Zotero's changes while the server runs.
+    let make_key = Box::new(crate::export::keys::make_key(key_style));
+    let zotero = Watch::spawn(library.clone(), make_key, WATCH_EVERY).ok().flatten();
     let mut state = GlobalState {
         sender: connection.sender.clone(),
+        zotero,
         library,
         key_style,
         results,
@@ -173,6 +178,8 @@ enum Event {
     Job(runtime::Event<Url>),
     /// The background encoding's news; none: it has ended.
     Encoding(Option<EncodingEvent>),
+    /// The Zotero watch's news; none: it has ended.
+    Zotero(Option<WatchEvent>),
     /// A completion's wait for the rerank stage ran out.
     Deadline,
 }
@@ -182,7 +189,7 @@ enum Work {
     /// Completion items replacing `edit` (what was typed of the key).
     Complete { edit: lsp_types::Range, typed: String },
     /// "Cite …" actions inserting at `at`.
-    Actions { at: lsp_types::Position },
+    Actions { at: lsp_types::Position, fixes: Vec<lsp_types::CodeAction> },
 }
 
 /// A request waiting on the runner.
@@ -219,6 +226,8 @@ struct ParsedBibliography {
 /// Everything the server knows, owned by its event loop.
 struct GlobalState {
     sender: Sender<Message>,
+    /// Zotero's changes, synced into the library (none: not from Zotero).
+    zotero: Option<Watch>,
     library: Arc<Library>,
     key_style: KeyStyle,
     /// Papers per completion.
@@ -259,6 +268,7 @@ impl GlobalState {
                 Event::Client(Some(message)) => self.on_message(message),
                 Event::Job(event) => self.on_job(event),
                 Event::Encoding(event) => self.on_encoding(event),
+                Event::Zotero(event) => self.on_zotero(event),
                 Event::Deadline => self.on_deadline(),
             }
         }
@@ -267,6 +277,8 @@ impl GlobalState {
     fn next_event(&self, client: &Receiver<Message>) -> Event {
         let never = crossbeam_channel::never();
         let encoding = self.encoding.as_ref().map_or(&never, BackgroundEncoding::events);
+        let never_zotero = crossbeam_channel::never();
+        let zotero = self.zotero.as_ref().map_or(&never_zotero, Watch::events);
         let due = self.awaited.values().filter_map(Awaited::due).min();
         let deadline = due.map_or_else(crossbeam_channel::never, crossbeam_channel::at);
         select! {
@@ -277,6 +289,7 @@ impl GlobalState {
                 Err(_) => Event::Client(None),
             },
             recv(encoding) -> e => Event::Encoding(e.ok()),
+            recv(zotero) -> e => Event::Zotero(e.ok()),
             recv(deadline) -> _ => Event::Deadline,
         }
     }
@@ -440,12 +453,15 @@ impl GlobalState {
         };
         let end = doc.offset(p.range.start).filter(|_| doc.text.len() <= MAX_TEXT).and_then(|at| sentence_end(doc, at));
         let Some(end) = end else {
-            return self.reply(id, Ok(serde_json::json!([])));
+            let doc = doc.clone();
+            let fixes = self.renamed_key_fixes(&doc, p.range);
+            return self.reply(id, serde_json::to_value(fixes).map_err(|e| (ErrorCode::InternalError, e.to_string())));
         };
         let query = query_at(doc, end, end, CODE_ACTIONS);
         let at = doc.position(end);
         let doc = doc.clone();
-        self.ask(id, doc, query, Work::Actions { at });
+        let fixes = self.renamed_key_fixes(&doc, p.range);
+        self.ask(id, doc, query, Work::Actions { at, fixes });
     }
 
     fn hover(&mut self, id: RequestId, p: HoverParams) {
@@ -574,9 +590,11 @@ impl GlobalState {
                     offered.iter().enumerate().map(|(i, (key, c))| completion_item(&a.doc, i, key, c, *edit, typed, &r.terms)).collect();
                 serde_json::to_value(CompletionList { is_incomplete: incomplete, items })
             }
-            Work::Actions { at } => {
-                let actions: Vec<CodeActionOrCommand> = cite_actions(&a.doc, &offered[..offered.len().min(CODE_ACTIONS)], *at)
-                    .into_iter()
+            Work::Actions { at, fixes } => {
+                let actions: Vec<CodeActionOrCommand> = fixes
+                    .iter()
+                    .cloned()
+                    .chain(cite_actions(&a.doc, &offered[..offered.len().min(CODE_ACTIONS)], *at))
                     .map(CodeActionOrCommand::CodeAction)
                     .collect();
                 serde_json::to_value(actions)
@@ -607,6 +625,24 @@ impl GlobalState {
             }
             EncodingEvent::Skipped { phase, why } => self.log(MessageType::LOG, &format!("{} not encoded: {why}", phase.label())),
             EncodingEvent::Finished => self.encoding = None,
+        }
+    }
+
+    /// Zotero's changes are in the library: answers use them from the next
+    /// request on, and diagnostics are published again (a key may now
+    /// resolve, or have changed).
+    fn on_zotero(&mut self, event: Option<WatchEvent>) {
+        match event {
+            None => self.zotero = None,
+            Some(WatchEvent::Synced(summary)) => {
+                self.runner.reload();
+                self.log(MessageType::INFO, &summary.line());
+                let docs: Vec<Document> = self.docs.values().cloned().collect();
+                for doc in &docs {
+                    self.publish_diagnostics(doc);
+                }
+            }
+            Some(WatchEvent::Failed(why)) => self.log(MessageType::WARNING, &format!("Zotero's changes not read: {why}")),
         }
     }
 
@@ -745,9 +781,22 @@ impl GlobalState {
                 Some(false) => (DiagnosticSeverity::HINT, format!("`{key}` has no title in {}", bib.display())),
                 None if declared.contains(&key) => (DiagnosticSeverity::HINT, format!("`{key}` has no title in {}", bib.display())),
                 None if offered.contains(&key) => continue,
-                None => match self.library.papers().paper_by_id(&format!("bib:{key}")) {
-                    Ok(Some(_)) => continue,
-                    _ => (DiagnosticSeverity::WARNING, format!("`{key}` is in neither {} nor the library", bib.display())),
+                None => match self.library_key(&key) {
+                    LibraryKey::Known => continue,
+                    LibraryKey::Renamed(new) => {
+                        diagnostics.push(Diagnostic {
+                            range: doc.range(range.start, range.end),
+                            severity: Some(DiagnosticSeverity::WARNING),
+                            source: Some("citewise".into()),
+                            message: format!("`{key}` is now `{new}` in the library (its citation key changed); a quick fix rewrites it"),
+                            data: Some(serde_json::json!({ "renamed_to": new })),
+                            ..Default::default()
+                        });
+                        continue;
+                    }
+                    LibraryKey::Unknown => {
+                        (DiagnosticSeverity::WARNING, format!("`{key}` is in neither {} nor the library", bib.display()))
+                    }
                 },
             };
             diagnostics.push(Diagnostic {
@@ -763,6 +812,39 @@ impl GlobalState {
             diagnostics,
             version: Some(doc.version),
         });
+    }
+
+    /// Whether the library knows a cited key: as a paper's key, as the key a
+    /// paper had before (its new key), or not at all.
+    fn library_key(&self, key: &str) -> LibraryKey {
+        let papers = self.library.papers();
+        if papers.paper_by_key(key).ok().flatten().is_some() {
+            return LibraryKey::Known;
+        }
+        match papers.paper_by_former_key(key) {
+            Ok(Some(p)) if !p.key.is_empty() => LibraryKey::Renamed(p.key),
+            _ => LibraryKey::Unknown,
+        }
+    }
+
+    /// "Rewrite `old` as `new`" for each citation in `range` of a key the
+    /// bibliography lacks and the library knows under a new key.
+    fn renamed_key_fixes(&mut self, doc: &Document, range: lsp_types::Range) -> Vec<lsp_types::CodeAction> {
+        let (Some(start), Some(end)) = (doc.offset(range.start), doc.offset(range.end)) else { return Vec::new() };
+        let declared = match doc.bibliography() {
+            Ok(bib) => self.bibliography_file(&bib).declared.clone(),
+            Err(_) => HashSet::new(),
+        };
+        let mut fixes = Vec::new();
+        for (key, r) in doc.citations() {
+            if r.end < start || r.start > end || declared.contains(&key) {
+                continue;
+            }
+            if let LibraryKey::Renamed(new) = self.library_key(&key) {
+                fixes.push(answer::rename_key_action(doc, &key, &new, doc.range(r.start, r.end)));
+            }
+        }
+        fixes
     }
 
     /// What other papers cited library paper `id` for (its best-supported
@@ -787,12 +869,20 @@ impl GlobalState {
             .as_ref()
             .filter(|p| !p.doi.is_empty())
             .and_then(|p| papers.paper_by_id(&format!("doi:{}", p.doi.to_lowercase())).ok().flatten())
-            .or_else(|| papers.paper_by_id(&format!("bib:{key}")).ok().flatten())
+            .or_else(|| papers.paper_by_key(key).ok().flatten())
             .or_else(|| self.offered.get(&doc.uri)?.get(key)?.paper.clone());
         let paper = in_library.clone().or(from_bib)?;
         let evidence = in_library.as_ref().map(|p| self.evidence_of(&p.id)).unwrap_or_default();
         Some((paper, evidence))
     }
+}
+
+/// What the library says of a cited key.
+enum LibraryKey {
+    Known,
+    /// Its paper has a new key now.
+    Renamed(String),
+    Unknown,
 }
 
 /// The workspace folders the client named (`workspaceFolders`, else

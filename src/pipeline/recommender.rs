@@ -324,6 +324,9 @@ impl Recommender {
             if sink.with_records() {
                 let t = Instant::now();
                 self.attach_records(&prepared, &outputs, &mut candidates)?;
+                // A paper removed from the library (trashed in Zotero) may
+                // linger in vectors or evidence: it is no answer.
+                candidates.retain(|c| c.paper.is_some());
                 stage_timings.push(("records".into(), t.elapsed()));
             }
             let answer =

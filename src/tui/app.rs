@@ -106,6 +106,9 @@ pub struct App {
     settings: AppSettings,
     /// (key, DOI, normalised title) of the bibliography file's entries.
     bib_entries: Vec<(String, String, String)>,
+    /// Keys the draft cites whose paper has another key in the library now
+    /// (old, new).
+    renamed_keys: Vec<(String, String)>,
 }
 
 /// What the configuration and the library decide for the editor.
@@ -193,6 +196,7 @@ impl App {
             spinner: 0,
             settings: s,
             bib_entries: Vec::new(),
+            renamed_keys: Vec::new(),
         }
     }
 
@@ -318,6 +322,53 @@ impl App {
     /// The entries of the bibliography file (key, DOI, normalised title),
     /// read again after each export: papers they stand for and the draft
     /// cites are left out of the results.
+    /// The keys the draft cites that its bibliography file does not hold.
+    pub fn keys_outside_bibliography(&self) -> Vec<String> {
+        let cited = crate::corpus::citation_markup::cited_keys(&self.text(), self.settings.cite_syntax);
+        cited.into_iter().filter(|k| !self.bib_entries.iter().any(|(bk, _, _)| bk == k)).collect()
+    }
+
+    /// Cited keys whose paper the library now knows under another key; the
+    /// status bar says so and the rewrite action ([`Action::RewriteKeys`])
+    /// replaces them.
+    pub fn set_renamed_keys(&mut self, renamed: Vec<(String, String)>) {
+        if let Some((old, new)) = renamed.first() {
+            let more = if renamed.len() > 1 { format!(" (and {} more)", renamed.len() - 1) } else { String::new() };
+            let key =
+                self.settings.keymap.keys_of(Action::RewriteKeys).first().cloned().unwrap_or_else(|| "the rewrite-keys action".into());
+            self.status = format!("`{old}` is now `{new}` in the library{more}: {key} rewrites the citations");
+        }
+        self.renamed_keys = renamed;
+    }
+
+    /// Rewrites every citation of a renamed key with its new key.
+    fn rewrite_keys(&mut self) {
+        let text = self.text();
+        let mut out = text.clone();
+        let mut n = 0;
+        let citations = crate::corpus::citation_markup::citations(&text, self.settings.cite_syntax);
+        for (key, range) in citations.iter().rev() {
+            if let Some((_, new)) = self.renamed_keys.iter().find(|(old, _)| old == key) {
+                if out.get(range.clone()) == Some(key.as_str()) {
+                    out.replace_range(range.clone(), new);
+                    n += 1;
+                }
+            }
+        }
+        if n == 0 {
+            self.status = "no citation key to rewrite".into();
+            return;
+        }
+        let c = self.editor.cursor();
+        let (row, col) = (c.0, c.1);
+        self.editor = TextArea::new(to_lines(&out));
+        self.editor.set_wrap_mode(WrapMode::WordOrGlyph);
+        self.editor.move_cursor(CursorMove::Jump(row.min(u16::MAX as usize) as u16, col.min(u16::MAX as usize) as u16));
+        self.edited();
+        self.renamed_keys.clear();
+        self.status = format!("rewrote {n} citation{}", if n == 1 { "" } else { "s" });
+    }
+
     pub fn set_bib_entries(&mut self, entries: Vec<(String, String, String)>) {
         self.bib_entries = entries;
     }
@@ -368,6 +419,8 @@ impl App {
                         p.title.to_lowercase().contains(&f)
                             || p.authors.iter().any(|a| a.to_lowercase().contains(&f))
                             || p.venue.to_lowercase().contains(&f)
+                            || p.keywords.iter().any(|k| k.to_lowercase().contains(&f))
+                            || p.zotero.iter().flat_map(|z| &z.collections).any(|c| c.to_lowercase().contains(&f))
                     })
             })
             .collect()
@@ -614,6 +667,7 @@ impl App {
                 }
             }
             Action::Filter => self.overlay = Overlay::Filter,
+            Action::RewriteKeys => self.rewrite_keys(),
         }
         Vec::new()
     }
@@ -686,6 +740,22 @@ mod tests {
     }
 
     #[test]
+    fn keys_renamed_in_the_library_are_said_and_rewritten_with_f7() {
+        let draft = "Known \\cite{kept} and \\citep[p. 2]{old2001, other}; again \\cite{old2001}.\nMore text.";
+        let mut app = App::new(draft, None, "refs.bib".into(), settings());
+        app.set_bib_entries(vec![("kept".into(), String::new(), "kept".into())]);
+        assert_eq!(app.keys_outside_bibliography(), ["old2001", "other"]);
+        app.set_renamed_keys(vec![("old2001".into(), "new2001".into())]);
+        assert!(app.status().contains("`old2001` is now `new2001`") && app.status().contains("F7"), "{}", app.status());
+        app.on_key(KeyEvent::new(KeyCode::F(7), KeyModifiers::NONE));
+        assert_eq!(app.text(), "Known \\cite{kept} and \\citep[p. 2]{new2001, other}; again \\cite{new2001}.\nMore text.");
+        assert_eq!(app.status(), "rewrote 2 citations");
+        assert!(app.is_dirty());
+        app.on_key(KeyEvent::new(KeyCode::F(7), KeyModifiers::NONE));
+        assert_eq!(app.status(), "no citation key to rewrite");
+    }
+
+    #[test]
     fn stale_results_are_ignored_and_filters_apply() {
         let mut app = App::new("text", None, "refs.bib".into(), settings());
         app.on_requested(2);
@@ -699,6 +769,31 @@ mod tests {
         app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
         app.on_key(KeyEvent::new(KeyCode::Char('/'), KeyModifiers::NONE));
         for c in "pars".chars() {
+            app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(app.visible().iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["b"]);
+    }
+
+    #[test]
+    fn the_filter_matches_tags_and_zotero_collections() {
+        let mut app = App::new("text", None, "refs.bib".into(), settings());
+        let mut tagged = candidate("a", "k", "A B", 2000, "One", "");
+        let mut filed = candidate("b", "k2", "C D", 2001, "Two", "");
+        tagged.paper.as_mut().unwrap().keywords = vec!["Boron-Nitride".into()];
+        filed.paper.as_mut().unwrap().zotero =
+            Some(crate::corpus::paper::ZoteroOrigin { collections: vec!["Thesis/Chapter 2".into()], ..Default::default() });
+        app.on_requested(1);
+        app.on_results(1, results(vec![tagged, filed, candidate("c", "k3", "E F", 2002, "Three", "")]));
+        app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        app.on_key(KeyEvent::new(KeyCode::Char('/'), KeyModifiers::NONE));
+        for c in "boron".chars() {
+            app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(app.visible().iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a"]);
+        for _ in 0.."boron".len() {
+            app.on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+        }
+        for c in "chapter 2".chars() {
             app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }
         assert_eq!(app.visible().iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["b"]);

@@ -1,8 +1,9 @@
-//! What the editor does with the background encoding's news: progress in
+//! What the editor does with background news: the encoding's progress in
 //! the status bar, and the recommender opened again whenever a channel's
-//! vectors cover the library.
+//! vectors cover the library; Zotero's changes synced into the library.
 
 use super::app::App;
+use crate::library::zotero::WatchEvent;
 use crate::pipeline::background::EncodingEvent;
 use crate::runtime::Worker;
 
@@ -12,4 +13,15 @@ pub fn apply(event: &EncodingEvent, app: &mut App, worker: &Worker) {
         worker.reload();
     }
     app.set_encoding(event.status());
+}
+
+/// Zotero's changes are in the library: the next request sees them.
+pub fn apply_zotero(event: WatchEvent, app: &mut App, worker: &Worker) {
+    match event {
+        WatchEvent::Synced(summary) => {
+            worker.reload();
+            app.set_status(summary.line());
+        }
+        WatchEvent::Failed(why) => app.set_status(format!("Zotero's changes not read: {why}")),
+    }
 }

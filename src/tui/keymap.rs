@@ -70,6 +70,7 @@ actions! {
     CopyKeys: Lists, ["y"], "copy the marked papers' keys";
     OpenLink: Lists, ["o"], "open the DOI / URL (Evidence: the citing PDF)";
     Filter: Lists, ["/"], "filter the results";
+    RewriteKeys: Global, ["f7"], "rewrite citation keys that changed in the library";
 }
 
 impl Action {
@@ -313,6 +314,7 @@ mod tests {
             "copy_keys",
             "open_link",
             "filter",
+            "rewrite_keys",
         ];
         assert_eq!(names.len(), Action::ALL.len());
         for (name, &action) in names.iter().zip(Action::ALL) {

@@ -34,6 +34,7 @@ use self::exporter::{ExportEvent, Exporter};
 use self::theme::Theme;
 use crate::error::{Error, Result};
 use crate::export::bibfile::entries_of;
+use crate::library::zotero::{Watch, WATCH_EVERY};
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingOptions};
 use crate::pipeline::{Models, Recommender};
@@ -114,13 +115,44 @@ pub fn run(session: Session) -> Result<()> {
     });
     let exporter = Exporter::spawn();
     warm_evidence_vectors(&library, &models);
+    // A library imported from Zotero follows Zotero's changes while the editor runs.
+    let make_key = Box::new(crate::export::keys::make_key(config.key_style));
+    let zotero = match Watch::spawn(library.clone(), make_key, WATCH_EVERY) {
+        Ok(w) => w,
+        Err(e) => {
+            app.set_status(format!("Zotero's changes are not followed: {e}"));
+            None
+        }
+    };
+    app.set_renamed_keys(renamed_keys(&library, &app));
     let mut terminal = ratatui::init();
     let saver = CrashSaver::new(autosave.clone(), app.draft().map(PathBuf::from));
     crash::install_panic_hook(saver.clone(), ratatui::restore);
-    let mut rt = Runtime { worker: &worker, exporter: &exporter, encoding: encoding.as_ref(), autosave: &autosave, format, saver };
+    let mut rt = Runtime {
+        worker: &worker,
+        exporter: &exporter,
+        encoding: encoding.as_ref(),
+        zotero: zotero.as_ref(),
+        library: &library,
+        autosave: &autosave,
+        format,
+        saver,
+    };
     let result = rt.event_loop(&mut terminal, &mut app, &config);
     ratatui::restore();
     result
+}
+
+/// The keys the draft cites, outside its bibliography, whose paper the
+/// library now knows under another key (old, new).
+fn renamed_keys(library: &Library, app: &App) -> Vec<(String, String)> {
+    let papers = library.papers();
+    app.keys_outside_bibliography()
+        .into_iter()
+        .filter(|k| papers.paper_by_key(k).ok().flatten().is_none())
+        .filter_map(|k| Some((k.clone(), papers.paper_by_former_key(&k).ok().flatten()?.key)))
+        .filter(|(_, new)| !new.is_empty())
+        .collect()
 }
 
 /// Encodes the evidence spans for semantic ranking on a thread of its own,
@@ -139,6 +171,9 @@ struct Runtime<'a> {
     exporter: &'a Exporter,
     /// What the library lacks, encoded in the background (none: off).
     encoding: Option<&'a BackgroundEncoding>,
+    /// Zotero's changes, synced into the library (none: not from Zotero).
+    zotero: Option<&'a Watch>,
+    library: &'a Arc<Library>,
     autosave: &'a std::path::Path,
     /// How the draft file spells line ends.
     format: DraftFormat,
@@ -184,6 +219,10 @@ impl Runtime<'_> {
             }
             while let Some(ev) = self.encoding.and_then(BackgroundEncoding::try_recv) {
                 encoding::apply(&ev, app, self.worker);
+            }
+            while let Some(ev) = self.zotero.and_then(Watch::try_recv) {
+                encoding::apply_zotero(ev, app, self.worker);
+                app.set_renamed_keys(renamed_keys(self.library, app));
             }
             if app.revision() != revision {
                 revision = app.revision();

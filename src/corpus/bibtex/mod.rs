@@ -243,6 +243,8 @@ fn paper_from_entry(entry: &Entry, original: &str) -> Result<Paper, String> {
         venue,
         entry_type: entry.entry_type.to_string().to_ascii_lowercase(),
         bibtex: original.trim().to_string(),
+        retracted: false,
+        zotero: None,
     })
 }
 

@@ -1,0 +1,359 @@
+//! `import --zotero`: the shared real Zotero 7 database, and databases of
+//! every schema era and key source written by `eval::zotero_db`; PDFs as
+//! evidence of their parent item; re-imports that touch only what changed.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use citewise::corpus::zotero::{Era, KeySource};
+use citewise::corpus::Paper;
+use citewise::eval::zotero_db::{self, NewItem, ZoteroDb};
+use citewise::library::zotero::{sync, ZoteroOptions, ZoteroState, ZoteroSummary};
+use citewise::library::Library;
+
+/// C10-2104 (a real ACL PDF) cites C02-1025.
+const CITING_TITLE: &str = "Kernel-based Reranking for Named-Entity Extraction";
+const CITED_TITLE: &str = "Named Entity Recognition: A Maximum Entropy Approach Using Global Information";
+
+fn make_key(p: &Paper, taken: &dyn Fn(&str) -> bool) -> String {
+    citewise::export::keys::make_key(citewise::export::keys::KeyStyle::AuthorYearFirstword)(p, taken)
+}
+
+fn run(lib: &Library, dir: &Path, options: &ZoteroOptions) -> ZoteroSummary {
+    sync(lib, dir, options, &make_key).unwrap()
+}
+
+fn item(key: &str, title: &str, last: &str, date: &str) -> NewItem {
+    NewItem {
+        key: key.into(),
+        item_type: "journalArticle".into(),
+        title: title.into(),
+        abstract_note: format!("An abstract of {title}."),
+        date: date.into(),
+        creators: vec![("Ann".into(), last.into()), ("Bo".into(), "Second".into())],
+        ..NewItem::default()
+    }
+}
+
+fn papers(lib: &Library) -> Vec<Paper> {
+    let mut out = Vec::new();
+    lib.papers()
+        .for_each_paper(&mut |p| {
+            out.push(p);
+            Ok(())
+        })
+        .unwrap();
+    out.sort_by(|a, b| a.title.cmp(&b.title));
+    out
+}
+
+fn by_title(lib: &Library, title: &str) -> Option<Paper> {
+    papers(lib).into_iter().find(|p| p.title == title)
+}
+
+fn sha(path: &Path) -> u64 {
+    citewise::util::fnv1a64(&std::fs::read(path).unwrap())
+}
+
+/// The shared real database: five articles with DOIs, abstracts, years,
+/// authors in order and their collection; Zotero's file is byte-identical
+/// afterwards; a second import changes nothing.
+#[test]
+fn the_real_zotero_7_database_imports_whole_and_untouched() {
+    let Some(shared) = common::shared_or_fail("the Zotero database in ../shared") else { return };
+    let data = shared.join("data/zotero/unlicense-zotero7");
+    let before = sha(&data.join("zotero.sqlite"));
+    let dir = tempfile::tempdir().unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!(sha(&data.join("zotero.sqlite")), before, "zotero.sqlite is byte-identical");
+    assert_eq!((s.era, s.items, s.added), (Some(Era::Zotero7), 5, 5));
+    assert_eq!(s.pdfs_missing.len(), 3, "three PDF attachments, no files: {:?}", s.pdfs_missing);
+    assert!(s.pdfs_missing.iter().all(|m| m.contains("storage/") && m.contains(".pdf")), "{:?}", s.pdfs_missing);
+    let all = papers(&lib);
+    assert_eq!(all.len(), 5);
+    for p in &all {
+        assert!(p.id.starts_with("doi:10.") && !p.doi.is_empty(), "{p:?}");
+        assert!(p.abstract_text.split_whitespace().count() > 50, "{}", p.title);
+        assert_eq!(p.entry_type, "article");
+        let z = p.zotero.as_ref().unwrap();
+        assert_eq!(z.collections, ["Boron-Nitride"]);
+        assert_eq!(z.key_source, "generated");
+        assert!(!p.key.is_empty());
+    }
+    let kaur = all.iter().find(|p| p.doi == "10.1016/j.apsusc.2021.149982").unwrap();
+    assert_eq!(kaur.year, Some(2021));
+    assert_eq!(kaur.authors.len(), 9);
+    assert!(
+        kaur.authors[0].ends_with("Kaur")
+            && kaur.authors[1].ends_with("Ahmad Mir")
+            && kaur.authors[7] == "O. P. Pandey"
+            && kaur.authors[8] == "Akshay Kumar",
+        "{:?}",
+        kaur.authors
+    );
+    assert_eq!(kaur.venue, "Applied Surface Science");
+    let moon = all.iter().find(|p| p.doi == "10.1002/adma.202204161").unwrap();
+    assert_eq!(moon.year, Some(2023), "`2023-00-00 2023`: month and day unknown");
+    let keys: Vec<String> = all.iter().map(|p| p.key.clone()).collect();
+
+    let again = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((again.added, again.updated, again.unchanged, again.removed), (0, 0, 5, 0));
+    assert_eq!(papers(&lib).iter().map(|p| p.key.clone()).collect::<Vec<_>>(), keys, "keys are stable across imports");
+    assert_eq!(sha(&data.join("zotero.sqlite")), before);
+}
+
+/// Zotero running holds its database under an exclusive lock; the import
+/// reads a copy, so it works all the same (and writes nothing).
+#[test]
+fn a_database_zotero_holds_locked_still_imports() {
+    let Some(shared) = common::shared_or_fail("the Zotero database in ../shared") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::copy(shared.join("data/zotero/unlicense-zotero7/zotero.sqlite"), data.join("zotero.sqlite")).unwrap();
+    let zotero = rusqlite::Connection::open(data.join("zotero.sqlite")).unwrap();
+    zotero.execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;").unwrap();
+    let before = sha(&data.join("zotero.sqlite"));
+    let other = rusqlite::Connection::open(data.join("zotero.sqlite")).unwrap();
+    assert!(other.query_row("SELECT count(*) FROM items", [], |r| r.get::<_, i64>(0)).is_err(), "the lock holds off other connections");
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!(s.added, 5);
+    assert_eq!(sha(&data.join("zotero.sqlite")), before);
+    zotero.execute_batch("COMMIT").unwrap();
+}
+
+/// A Zotero data directory with a real ACL PDF attached to its item:
+/// the PDF's citing sentences become evidence whose citing paper is the
+/// parent item (no title matching), citing the other item.
+fn pdf_library(dir: &Path, shared: &Path, era: Era) -> (PathBuf, ZoteroDb) {
+    let data = dir.join("Zotero");
+    let mut db = ZoteroDb::create(&data, era).unwrap();
+    let citing = db
+        .add_item(&NewItem { doi: "10.5555/citing".into(), ..item("CITING01", CITING_TITLE, "Nguyen", "2010-08-00 August 2010") })
+        .unwrap();
+    db.add_item(&NewItem { item_type: "conferencePaper".into(), ..item("CITED001", CITED_TITLE, "Chieu", "2002-00-00 2002") }).unwrap();
+    db.add_stored_pdf(Some(citing), "ATTACH01", "Nguyen - 2010 - Kernel.pdf").unwrap();
+    std::fs::create_dir_all(data.join("storage/ATTACH01")).unwrap();
+    std::fs::copy(shared.join("data/pdf/C02-1025/C10-2104.pdf"), data.join("storage/ATTACH01/Nguyen - 2010 - Kernel.pdf")).unwrap();
+    (data, db)
+}
+
+#[test]
+fn attached_pdfs_are_evidence_of_their_parent_and_leave_with_it() {
+    let Some(shared) = common::shared_or_fail("the ACL PDFs in ../shared") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (data, mut db) = pdf_library(dir.path(), &shared, Era::Zotero7);
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((s.added, s.pdfs_read), (2, 1), "{s:?}");
+    let citing = by_title(&lib, CITING_TITLE).unwrap();
+    let cited = by_title(&lib, CITED_TITLE).unwrap();
+    let evidence = lib.citances().citing(&cited.id).unwrap();
+    assert!(!evidence.is_empty(), "the PDF's citations of Chieu and Ng (2002) are evidence");
+    assert!(evidence.iter().all(|c| c.citing.id == citing.id), "citing paper: the parent item {:?}", evidence[0].citing);
+    assert!(
+        evidence.iter().any(|c| c.sentence.contains("global features")),
+        "{:?}",
+        evidence.iter().map(|c| &c.sentence).collect::<Vec<_>>()
+    );
+
+    // Nothing changed: nothing is read again.
+    let again = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((again.unchanged, again.pdfs_read, again.pdfs_removed), (2, 0, 0), "{again:?}");
+
+    // The parent's record changes identity (a new DOI): its PDF is read
+    // again, as the new record's evidence.
+    let id = db.item_id("CITING01").unwrap();
+    db.set_field(id, "DOI", "10.5555/moved", "2030-01-01 00:00:00").unwrap();
+    let moved = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((moved.updated, moved.pdfs_read), (1, 1), "{moved:?}");
+    let citing = by_title(&lib, CITING_TITLE).unwrap();
+    assert_eq!(citing.id, "doi:10.5555/moved");
+    let evidence = lib.citances().citing(&cited.id).unwrap();
+    assert!(!evidence.is_empty() && evidence.iter().all(|c| c.citing.id == citing.id), "{:?}", evidence[0].citing);
+
+    // The parent goes to the trash: its record and its PDF's evidence leave.
+    db.trash(id).unwrap();
+    let trashed = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((trashed.removed, trashed.pdfs_removed, trashed.unchanged), (1, 1, 1), "{trashed:?}");
+    assert!(by_title(&lib, CITING_TITLE).is_none());
+    assert!(lib.citances().citing(&cited.id).unwrap().is_empty(), "its evidence is gone");
+    assert!(lib.papers().paper_by_id(&citing.id).unwrap().is_none());
+}
+
+/// Zotero 4: names in `creatorData`, attachments' parents in
+/// `sourceItemID`, user items in library NULL, no native keys.
+#[test]
+fn zotero_4_databases_read_like_the_others() {
+    let Some(shared) = common::shared_or_fail("the ACL PDFs in ../shared") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (data, mut db) = pdf_library(dir.path(), &shared, Era::Zotero4);
+    let tagged = db
+        .add_item(&NewItem { tags: vec!["ner".into(), "to read".into()], ..item("TAGGED01", "A Tagged Paper", "Tagger", "1999") })
+        .unwrap();
+    let parent = db.add_collection("Thesis", None, "COLL0001").unwrap();
+    let child = db.add_collection("Chapter 2", Some(parent), "COLL0002").unwrap();
+    db.add_to_collection(child, tagged).unwrap();
+    db.add_note(Some(tagged), "NOTE0001", "<p>a note is not a paper</p>").unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((s.era, s.items, s.pdfs_read), (Some(Era::Zotero4), 3, 1), "{s:?}");
+    let p = by_title(&lib, "A Tagged Paper").unwrap();
+    let tagged_id = p.id.clone();
+    assert_eq!(p.authors, ["Ann Tagger", "Bo Second"]);
+    assert_eq!(p.year, Some(1999));
+    assert_eq!(p.keywords, ["ner", "to read"], "tags are searchable keywords");
+    let z = p.zotero.unwrap();
+    assert_eq!(z.collections, ["Thesis/Chapter 2"]);
+    assert_eq!(z.item, "0/TAGGED01", "Zotero 4's user library is library NULL");
+    let cited = by_title(&lib, CITED_TITLE).unwrap();
+    let citing = by_title(&lib, CITING_TITLE).unwrap();
+    assert_eq!(cited.entry_type, "inproceedings");
+    assert!(lib.citances().citing(&cited.id).unwrap().iter().all(|c| c.citing.id == citing.id));
+    assert!(!lib.citances().citing(&cited.id).unwrap().is_empty());
+    // A search finds a paper by its tag.
+    let hits = lib.papers().search("ner", 5).unwrap();
+    let ids = lib.papers().ids(&lib.papers().searcher(), hits.iter().map(|h| h.doc)).unwrap();
+    assert_eq!(ids, [tagged_id]);
+}
+
+/// Zotero 5–6: no native keys; a linked PDF, a standalone PDF, a group
+/// library, a `--collection` import.
+#[test]
+fn linked_and_standalone_pdfs_groups_and_one_collection() {
+    let Some(shared) = common::shared_or_fail("the ACL PDFs in ../shared") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero5).unwrap();
+    let citing = db.add_item(&item("CITING01", CITING_TITLE, "Nguyen", "2010")).unwrap();
+    db.add_item(&item("CITED001", CITED_TITLE, "Chieu", "2002")).unwrap();
+    let elsewhere = dir.path().join("papers elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(shared.join("data/pdf/C02-1025/C10-2104.pdf"), elsewhere.join("nguyen.pdf")).unwrap();
+    db.add_linked_pdf(Some(citing), "LINKED01", &elsewhere.join("nguyen.pdf")).unwrap();
+    db.add_linked_pdf(Some(citing), "LINKED02", &elsewhere.join("gone.pdf")).unwrap();
+    // A standalone PDF: identified by its first page, as `import --evidence` does.
+    db.add_stored_pdf(None, "ALONE001", "C02-1025.pdf").unwrap();
+    std::fs::create_dir_all(data.join("storage/ALONE001")).unwrap();
+    std::fs::copy(shared.join("data/pdf/C02-1025/C02-1025.pdf"), data.join("storage/ALONE001/C02-1025.pdf")).unwrap();
+    // A stored name that climbs out of its folder is refused.
+    db.add_stored_pdf(Some(citing), "CLIMBS01", "../../../../etc/passwd.pdf").unwrap();
+    std::fs::create_dir_all(data.join("storage/CLIMBS01")).unwrap();
+    let group = db.add_group("Lab").unwrap();
+    let in_group =
+        db.add_item(&NewItem { library_id: Some(group), ..item("GROUP001", "A Paper of the Group", "Grouper", "2020") }).unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((s.era, s.items, s.pdfs_read), (Some(Era::Zotero5), 3, 2), "{s:?}");
+    assert_eq!(s.pdfs_missing.len(), 2, "{:?}", s.pdfs_missing);
+    assert!(
+        s.pdfs_missing.iter().any(|m| m.contains("gone.pdf")) && s.pdfs_missing.iter().any(|m| m.contains("outside")),
+        "{:?}",
+        s.pdfs_missing
+    );
+    let cited = by_title(&lib, CITED_TITLE).unwrap();
+    let citing_id = by_title(&lib, CITING_TITLE).unwrap().id;
+    assert!(lib.citances().citing(&cited.id).unwrap().iter().any(|c| c.citing.id == citing_id));
+    assert_eq!(by_title(&lib, "A Paper of the Group").unwrap().zotero.unwrap().item, format!("{group}/GROUP001"));
+
+    // One collection: the others leave.
+    let c = db.add_collection("Reading", None, "COLLREAD").unwrap();
+    db.add_to_collection(c, in_group).unwrap();
+    let only = run(&lib, &data, &ZoteroOptions { collection: Some("reading".into()), ..ZoteroOptions::default() });
+    assert_eq!((only.items, only.removed), (1, 2), "{only:?}");
+    assert_eq!(papers(&lib).len(), 1);
+    let err = sync(&lib, &data, &ZoteroOptions { collection: Some("nope".into()), ..ZoteroOptions::default() }, &make_key).unwrap_err();
+    assert!(err.to_string().contains("no collection named `nope`"), "{err}");
+}
+
+/// Every key source, in order: native field, Better BibTeX's database, its
+/// migrated copy, the older JSON table, Extra, then a made key that stays.
+#[test]
+fn citation_keys_come_from_every_source_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    let native =
+        db.add_item(&NewItem { citation_key: "native2020".into(), ..item("NATIVE01", "Native Key Paper", "Native", "2020") }).unwrap();
+    db.add_item(&item("BBTKEY01", "Better BibTeX Paper", "Better", "2019")).unwrap();
+    db.add_item(&item("MIGRAT01", "Migrated Paper", "Migrant", "2018")).unwrap();
+    db.add_item(&item("EXTRA001", "Extra Paper", "Extra", "2017")).unwrap();
+    let made = db.add_item(&item("NOKEY001", "Keyless Paper", "Keyless", "2016")).unwrap();
+    db.add_item(&NewItem { extra: "Citation Key: fromextra2017".into(), ..item("EXTRA002", "Extra Paper Two", "Extra", "2017") }).unwrap();
+    zotero_db::write_better_bibtex(&data, "better-bibtex.sqlite", &[(2, "BBTKEY01", 1, "bbt2019"), (1, "NATIVE01", 1, "shadowed")])
+        .unwrap();
+    zotero_db::write_better_bibtex(&data, "better-bibtex.migrated", &[(3, "MIGRAT01", 1, "migrated2018"), (2, "BBTKEY01", 1, "older")])
+        .unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!(s.added, 6);
+    let key = |title: &str| {
+        let p = by_title(&lib, title).unwrap();
+        (p.key.clone(), p.zotero.unwrap().key_source)
+    };
+    assert_eq!(key("Native Key Paper"), ("native2020".into(), "zotero".into()));
+    assert_eq!(key("Better BibTeX Paper"), ("bbt2019".into(), "better-bibtex".into()));
+    assert_eq!(key("Migrated Paper"), ("migrated2018".into(), "better-bibtex-migrated".into()));
+    assert_eq!(key("Extra Paper Two"), ("fromextra2017".into(), "extra".into()));
+    assert_eq!(key("Keyless Paper"), ("keyless2016keyless".into(), "generated".into()));
+    assert_eq!(key("Extra Paper").1, "generated");
+    assert_eq!(s.key_sources[KeySource::Generated.name()], 2);
+    assert_eq!(lib.papers().paper_by_key("bbt2019").unwrap().unwrap().title, "Better BibTeX Paper");
+
+    // A made key stays the item's key when the item changes (a new title
+    // would make another); a key set in Zotero replaces it, and drafts
+    // citing the old key find the paper by it.
+    db.set_field(made, "title", "Keyless Paper, Revised", "2025-01-01 00:00:00").unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((s.updated, s.unchanged), (1, 5), "only the changed item is read: {s:?}");
+    assert_eq!(key("Keyless Paper, Revised").0, "keyless2016keyless");
+    db.set_field(native, "citationKey", "renamed2020", "2025-01-02 00:00:00").unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!(s.renamed, [("native2020".to_string(), "renamed2020".to_string())]);
+    let p = lib.papers().paper_by_former_key("native2020").unwrap().unwrap();
+    assert_eq!(p.key, "renamed2020");
+    assert!(lib.papers().paper_by_key("native2020").unwrap().is_none(), "the old key is no paper's key now");
+    assert_eq!(papers(&lib).len(), 6, "a renamed key replaces the record, not adds one");
+}
+
+/// The older Better BibTeX: keys in a JSON row of table `better-bibtex`.
+#[test]
+fn older_better_bibtex_json_keys_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero5).unwrap();
+    db.add_item(&item("JSONKEY1", "A Paper Keyed in JSON", "Json", "2015")).unwrap();
+    zotero_db::write_better_bibtex_json(&data, &[(1, "JSONKEY1", 1, "json2015paper")]).unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    run(&lib, &data, &ZoteroOptions::default());
+    let p = by_title(&lib, "A Paper Keyed in JSON").unwrap();
+    assert_eq!((p.key.as_str(), p.zotero.unwrap().key_source.as_str()), ("json2015paper", "better-bibtex-json"));
+}
+
+/// Retracted items carry the flag; trashed ones and notes are no papers;
+/// the state says where the library came from.
+#[test]
+fn retractions_trash_and_the_state_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    let bad = db.add_item(&item("RETRACT1", "A Retracted Paper", "Fraud", "2011")).unwrap();
+    db.retract(bad).unwrap();
+    let binned = db.add_item(&item("TRASHED1", "A Trashed Paper", "Bin", "2012")).unwrap();
+    db.trash(binned).unwrap();
+    db.add_note(None, "NOTE0001", "a standalone note").unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!(s.items, 1);
+    assert!(by_title(&lib, "A Retracted Paper").unwrap().retracted);
+    let state = ZoteroState::load(&dir.path().join("lib")).unwrap().unwrap();
+    assert_eq!((state.era, state.items.len()), (Some(Era::Zotero7), 1));
+    assert_eq!(state.dir, data);
+    // Not a Zotero directory: a clear error naming it.
+    let err = sync(&lib, dir.path(), &ZoteroOptions::default(), &make_key).unwrap_err().to_string();
+    assert!(err.contains("not a Zotero data directory"), "{err}");
+}
