@@ -598,7 +598,8 @@ fn a_key_renamed_in_zotero_is_diagnosed_and_rewritten() {
     let m = c.wait_for("the renamed key's diagnostic", |m| {
         m["method"] == "textDocument/publishDiagnostics" && m["params"]["diagnostics"].to_string().contains("is now")
     });
-    let d = &m["params"]["diagnostics"][0];
+    let all = m["params"]["diagnostics"].as_array().unwrap();
+    let d = all.iter().find(|d| d["message"].as_str().unwrap().contains("is now")).unwrap();
     assert!(d["message"].as_str().unwrap().contains("`old2001` is now `new2001`"), "{d}");
     let start = text.find("old2001").unwrap();
     assert_eq!(d["range"]["start"], json!({"line": 2, "character": start - text.find("Unknown").unwrap()}), "{d}");

@@ -305,13 +305,14 @@ fn a_paper_added_in_zotero_appears_in_the_running_editor() {
     let before = s.wait_for("no paper", 20);
     assert!(!before.contains("Zebrafish Fin Regeneration"), "{before}");
 
-    db.add_item(&article(
+    // One transaction, as Zotero writes an item.
+    let zebra = article(
         "ZEBRA001",
         "Zebrafish Fin Regeneration Through Blastema Signalling",
         "Amputated zebrafish fins regrow from a blastema.",
         "Fish",
-    ))
-    .unwrap();
+    );
+    db.batch(|db| db.add_item(&zebra)).unwrap();
     s.wait_for("Zotero: 1 added", 30);
     s.keys(&["F5"]);
     let after = s.wait_for("Zebrafish Fin Regeneration", 20);

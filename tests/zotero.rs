@@ -165,16 +165,14 @@ fn attached_pdfs_are_evidence_of_their_parent_and_leave_with_it() {
     let again = run(&lib, &data, &ZoteroOptions::default());
     assert_eq!((again.unchanged, again.pdfs_read, again.pdfs_removed), (2, 0, 0), "{again:?}");
 
-    // The parent's record changes identity (a new DOI): its PDF is read
-    // again, as the new record's evidence.
+    // The parent's DOI changes: its record keeps its id (what evidence
+    // names it by), and the PDF, unchanged, is not read again.
     let id = db.item_id("CITING01").unwrap();
     db.set_field(id, "DOI", "10.5555/moved", "2030-01-01 00:00:00").unwrap();
     let moved = run(&lib, &data, &ZoteroOptions::default());
-    assert_eq!((moved.updated, moved.pdfs_read), (1, 1), "{moved:?}");
-    let citing = by_title(&lib, CITING_TITLE).unwrap();
-    assert_eq!(citing.id, "doi:10.5555/moved");
-    let evidence = lib.citances().citing(&cited.id).unwrap();
-    assert!(!evidence.is_empty() && evidence.iter().all(|c| c.citing.id == citing.id), "{:?}", evidence[0].citing);
+    assert_eq!((moved.updated, moved.pdfs_read), (1, 0), "{moved:?}");
+    let after = by_title(&lib, CITING_TITLE).unwrap();
+    assert_eq!((after.id.as_str(), after.doi.as_str()), (citing.id.as_str(), "10.5555/moved"));
 
     // The parent goes to the trash: its record and its PDF's evidence leave.
     db.trash(id).unwrap();
@@ -209,7 +207,7 @@ fn zotero_4_databases_read_like_the_others() {
     assert_eq!(p.keywords, ["ner", "to read"], "tags are searchable keywords");
     let z = p.zotero.unwrap();
     assert_eq!(z.collections, ["Thesis/Chapter 2"]);
-    assert_eq!(z.item, "0/TAGGED01", "Zotero 4's user library is library NULL");
+    assert_eq!(z.item, "1/TAGGED01", "Zotero 4's user library (NULL) is library 1, as Zotero 5 on calls it");
     let cited = by_title(&lib, CITED_TITLE).unwrap();
     let citing = by_title(&lib, CITING_TITLE).unwrap();
     assert_eq!(cited.entry_type, "inproceedings");
@@ -356,4 +354,115 @@ fn retractions_trash_and_the_state_file() {
     // Not a Zotero directory: a clear error naming it.
     let err = sync(&lib, dir.path(), &ZoteroOptions::default(), &make_key).unwrap_err().to_string();
     assert!(err.contains("not a Zotero data directory"), "{err}");
+}
+
+/// What Zotero and Better BibTeX change without touching an item's
+/// `dateModified` (collection membership, retraction, Better BibTeX's key)
+/// is read on the next import all the same.
+#[test]
+fn changes_that_leave_date_modified_alone_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    db.add_item(&item("KEYEDBB1", "A Paper Keyed by Better BibTeX", "Better", "2019")).unwrap();
+    let filed = db.add_item(&item("FILEDLAT", "A Paper Filed Later", "Later", "2018")).unwrap();
+    zotero_db::write_better_bibtex(&data, "better-bibtex.sqlite", &[(1, "KEYEDBB1", 1, "bbtold2019")]).unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!(by_title(&lib, "A Paper Keyed by Better BibTeX").unwrap().key, "bbtold2019");
+
+    let c = db.add_collection("Reading", None, "COLLREAD").unwrap();
+    db.add_to_collection(c, filed).unwrap();
+    db.retract(filed).unwrap();
+    zotero_db::write_better_bibtex(&data, "better-bibtex.sqlite", &[(1, "KEYEDBB1", 1, "bbtnew2019")]).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((s.updated, s.unchanged), (2, 0), "{s:?}");
+    assert_eq!(s.renamed, [("bbtold2019".to_string(), "bbtnew2019".to_string())]);
+    let p = by_title(&lib, "A Paper Filed Later").unwrap();
+    assert!(p.retracted);
+    assert_eq!(p.zotero.unwrap().collections, ["Reading"]);
+    assert_eq!(lib.papers().paper_by_former_key("bbtold2019").unwrap().unwrap().key, "bbtnew2019");
+}
+
+/// Zotero in the middle of a transaction (its exclusive lock held, pages
+/// already written into the file, the rollback journal hot): the import
+/// sees the database as last committed, never the half-written one.
+#[test]
+fn a_transaction_in_progress_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    db.add_item(&item("COMMITTD", "A Committed Paper", "Done", "2020")).unwrap();
+    drop(db);
+    let zotero = rusqlite::Connection::open(data.join("zotero.sqlite")).unwrap();
+    zotero.execute_batch("PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = DELETE; PRAGMA cache_size = 10; BEGIN;").unwrap();
+    let article: i64 = zotero.query_row("SELECT itemTypeID FROM itemTypes WHERE typeName = 'journalArticle'", [], |r| r.get(0)).unwrap();
+    // More than the page cache holds: SQLite spills pages into the file before the commit.
+    for n in 0..3000 {
+        zotero
+            .execute("INSERT INTO items (itemTypeID, libraryID, key) VALUES (?1, 1, ?2)", rusqlite::params![article, format!("U{n:07}")])
+            .unwrap();
+        zotero.execute("INSERT INTO itemDataValues (value) VALUES (?1)", [format!("{n} {}", "x".repeat(2000))]).unwrap();
+    }
+    // The half-written state is in the file: a copy of the file alone holds it.
+    let alone = dir.path().join("alone.sqlite");
+    std::fs::copy(data.join("zotero.sqlite"), &alone).unwrap();
+    let naive = rusqlite::Connection::open(&alone).unwrap().query_row("SELECT count(*) FROM items", [], |r| r.get::<_, i64>(0));
+    assert!(!matches!(naive, Ok(1)), "the file holds uncommitted pages (read alone: {naive:?})");
+    assert!(std::fs::metadata(data.join("zotero.sqlite-journal")).is_ok(), "the journal is hot");
+
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!((s.items, s.added), (1, 1), "only what was committed: {s:?}");
+    zotero.execute_batch("ROLLBACK").unwrap();
+}
+
+/// A PDF moved to another parent item becomes that item's evidence.
+#[test]
+fn a_pdf_moved_to_another_item_is_read_for_it() {
+    let Some(shared) = common::shared_or_fail("the ACL PDFs in ../shared") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (data, mut db) = pdf_library(dir.path(), &shared, Era::Zotero7);
+    let other = db.add_item(&item("OTHERPAR", "Another Parent Item", "Other", "2011")).unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    run(&lib, &data, &ZoteroOptions::default());
+    let cited = by_title(&lib, CITED_TITLE).unwrap();
+    db.connection()
+        .execute("UPDATE itemAttachments SET parentItemID = ?1 WHERE itemID = (SELECT itemID FROM items WHERE key = 'ATTACH01')", [other])
+        .unwrap();
+    let s = run(&lib, &data, &ZoteroOptions::default());
+    assert_eq!(s.pdfs_read, 1, "{s:?}");
+    let owner = by_title(&lib, "Another Parent Item").unwrap().id;
+    let evidence = lib.citances().citing(&cited.id).unwrap();
+    assert!(!evidence.is_empty() && evidence.iter().all(|c| c.citing.id == owner), "{:?}", evidence.first().map(|c| &c.citing));
+}
+
+/// Records other imports made stay: a made key never takes a key another
+/// record has, and an item takes over only a record of the same work.
+#[test]
+fn records_of_other_imports_are_kept_apart() {
+    use citewise::library::import::{import, ImportOptions, Quiet};
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    std::fs::write(
+        &bib,
+        "@article{tagger2001trigram, title={Trigram Models of Something Else}, author={Tagger, Zed}, year={2001}}\n\
+         @article{same2005, title={The Same Work Imported Twice Over}, author={Same, Ann}, year={2005}}\n",
+    )
+    .unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    import(&lib, &[bib], ImportOptions::default(), &Quiet).unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    db.add_item(&item("TRIGRAM1", "Trigram Tagging", "Tagger", "2001")).unwrap();
+    db.add_item(&NewItem { citation_key: "same2005".into(), ..item("SAMEWORK", "The Same Work Imported Twice Over", "Same", "2005") })
+        .unwrap();
+    run(&lib, &data, &ZoteroOptions::default());
+    let other = lib.papers().paper_by_id("bib:tagger2001trigram").unwrap().unwrap();
+    assert_eq!(other.title, "Trigram Models of Something Else", "the .bib record is untouched");
+    let mine = by_title(&lib, "Trigram Tagging").unwrap();
+    assert_eq!(mine.key, "tagger2001trigrama", "a made key is free among the library's keys");
+    let same = lib.papers().paper_by_id("bib:same2005").unwrap().unwrap();
+    assert!(same.zotero.is_some(), "the same work's record is Zotero's now");
+    assert_eq!(papers(&lib).len(), 3);
 }

@@ -325,12 +325,13 @@ impl PaperIndex {
 
     /// The paper whose citation key is `key`: a record that has it (as
     /// recorded since keys were indexed), else the one whose id it makes
-    /// (`bib:<key>`).
+    /// (`bib:<key>`) if that record still has that key.
     pub fn paper_by_key(&self, key: &str) -> Result<Option<Paper>> {
         if let Some(id) = self.find_by_external_id(&format!("key:{key}"))? {
             return self.paper_by_id(&id);
         }
-        self.paper_by_id(&Paper::bibtex_id("", key))
+        // A record keeps its id when its key changes: the id is no key then.
+        Ok(self.paper_by_id(&Paper::bibtex_id("", key))?.filter(|p| p.key == key))
     }
 
     /// The paper that had citation key `key` before its current one.
@@ -444,6 +445,12 @@ impl PaperWriter {
         if !paper.doi.is_empty() && !paper.key.is_empty() && paper.id.starts_with("doi:") {
             self.writer.delete_term(Term::from_field_text(f.id, &Paper::bibtex_id("", &paper.key)));
         }
+        self.add(paper)
+    }
+
+    /// Adds the document of `paper` (its old one already deleted).
+    fn add(&mut self, paper: &Paper) -> Result<()> {
+        let f = self.fields;
         let mut doc = TantivyDocument::default();
         doc.add_text(f.id, &paper.id);
         let text = format!("{}\n{}\n{}", paper.title, paper.abstract_text, paper.keywords.join(", "));
@@ -457,6 +464,14 @@ impl PaperWriter {
         doc.add_text(f.record, &record);
         self.writer.add_document(doc)?;
         Ok(())
+    }
+
+    /// Replaces the record of `paper.id` only (an upsert also replaces the
+    /// record a BibTeX entry's key made before it had a DOI, which may be
+    /// another Zotero item's).
+    pub fn replace(&mut self, paper: &Paper) -> Result<()> {
+        self.writer.delete_term(Term::from_field_text(self.fields.id, &paper.id));
+        self.add(paper)
     }
 
     /// Removes a paper by id.

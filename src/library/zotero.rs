@@ -37,9 +37,13 @@ pub struct ZoteroState {
     pub collection: Option<String>,
     /// When the database was last read (seconds since the epoch).
     pub last_read: u64,
-    /// The database file as it was when last read.
+    /// The database file as it was when last read (none: a read that may
+    /// have missed a write, which the next look reads again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stamp: Option<DbStamp>,
+    /// Imported without PDFs (a watch syncs the same way).
+    #[serde(default)]
+    pub no_pdfs: bool,
     /// Every item imported, by `library/key`.
     pub items: BTreeMap<String, ItemState>,
     /// Every PDF read as evidence, by the attachment's `library/key`.
@@ -54,6 +58,9 @@ pub struct ItemState {
     pub key: String,
     pub key_source: KeySource,
     pub modified: String,
+    /// [`Head::aside`] when last read.
+    #[serde(default)]
+    pub aside: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub former_keys: Vec<String>,
 }
@@ -63,6 +70,9 @@ pub struct PdfState {
     pub file: PathBuf,
     /// The parent item's `library/key` (none: a standalone PDF).
     pub parent: Option<String>,
+    /// The record its evidence was read for (empty: identified by its first page).
+    #[serde(default)]
+    pub owner: String,
     pub modified: String,
     /// The file's length and modification time (nanoseconds since the epoch).
     pub len: u64,
@@ -129,6 +139,9 @@ pub struct ZoteroSummary {
     pub pdfs_removed: usize,
     /// PDF attachments whose file is not there.
     pub pdfs_missing: Vec<String>,
+    /// The copy may miss Zotero's latest write: nothing was removed, and the
+    /// next sync reads the database again.
+    pub torn: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<EvidenceImportSummary>,
     pub notes: Vec<String>,
@@ -149,14 +162,31 @@ pub struct DbStamp {
     pub len: u64,
     pub mtime_ns: u128,
     pub wal_len: u64,
+    /// SQLite's file change counter (header bytes 24..28): it moves with
+    /// every commit, also where the length and a coarse time do not.
+    #[serde(default)]
+    pub counter: u32,
+    /// Better BibTeX's databases beside it (lengths and times): its keys change there.
+    #[serde(default)]
+    pub better_bibtex: u128,
 }
 
 impl DbStamp {
     pub fn of(dir: &Path) -> Option<DbStamp> {
-        let m = std::fs::metadata(dir.join(DATABASE)).ok()?;
+        let file = dir.join(DATABASE);
+        let m = std::fs::metadata(&file).ok()?;
+        let nanos = |m: &std::fs::Metadata| m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
         let wal_len = std::fs::metadata(dir.join(format!("{DATABASE}-wal"))).map_or(0, |w| w.len());
-        let mtime_ns = m.modified().ok()?.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        Some(DbStamp { len: m.len(), mtime_ns, wal_len })
+        let mut header = [0u8; 28];
+        let counter = std::fs::File::open(&file)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header))
+            .map_or(0, |()| u32::from_be_bytes([header[24], header[25], header[26], header[27]]));
+        let better_bibtex = ["better-bibtex.sqlite", "better-bibtex.migrated"]
+            .iter()
+            .filter_map(|n| std::fs::metadata(dir.join(n)).ok())
+            .map(|m| nanos(&m) ^ u128::from(m.len()))
+            .fold(0u128, |a, b| a.wrapping_mul(31).wrapping_add(b));
+        Some(DbStamp { len: m.len(), mtime_ns: nanos(&m), wal_len, counter, better_bibtex })
     }
 }
 
@@ -186,55 +216,57 @@ pub fn sync(lib: &Library, dir: &Path, options: &ZoteroOptions, make_key: &MakeK
         heads.retain(|h| members.contains(&h.item_id));
     }
     summary.items = heads.len();
+    summary.torn = zotero.torn();
     let force = options.force || state.collection != options.collection || !same_source;
-    let changed: Vec<Head> =
-        heads.iter().filter(|h| force || state.items.get(&h.at.to_string()).is_none_or(|s| s.modified != h.modified)).cloned().collect();
+    let changed: Vec<Head> = heads
+        .iter()
+        .filter(|h| force || state.items.get(&h.at.to_string()).is_none_or(|s| s.modified != h.modified || s.aside != h.aside))
+        .cloned()
+        .collect();
     summary.unchanged = heads.len() - changed.len();
 
-    // Records: upserts, then removals, in one commit; items read a batch at a time.
+    // Records: upserts, then removals, in one commit; items read a batch at
+    // a time. An item's record keeps the id it was first given, so nothing
+    // upserted here is another item's old id.
     let present: HashSet<String> = heads.iter().map(|h| h.at.to_string()).collect();
-    let gone: Vec<String> = state.items.keys().filter(|k| !present.contains(*k)).cloned().collect();
+    // A copy that may miss a write is no proof that an item is gone.
+    let gone: Vec<String> =
+        if zotero.torn() { Vec::new() } else { state.items.keys().filter(|k| !present.contains(*k)).cloned().collect() };
     let mut writer = None;
-    // Items whose record id changed (a new key, a DOI added): their PDFs are read again.
-    let mut reidentified: HashSet<String> = HashSet::new();
     if !changed.is_empty() || !gone.is_empty() {
         let w = writer.insert(lib.papers().writer()?);
-        for batch in changed.chunks(crate::limits::ZOTERO_ITEMS_AT_ONCE) {
-            let records = records_of(zotero.items(batch)?, &state, make_key, &mut summary);
-            for (at, paper, item_state) in records {
-                if let Some(old) = state.items.get(&at) {
-                    if old.id != paper.id {
-                        w.delete(&old.id);
-                        reidentified.insert(at.clone());
-                    }
-                }
-                w.upsert(&paper)?;
-                state.items.insert(at, item_state);
-            }
-        }
         for at in &gone {
             if let Some(old) = state.items.remove(at) {
                 w.delete(&old.id);
                 summary.removed += 1;
             }
         }
+        let context = Context { papers: lib.papers(), present: &present, bbt_failed: zotero.better_bibtex_failed(), make_key };
+        for batch in changed.chunks(crate::limits::ZOTERO_ITEMS_AT_ONCE) {
+            for (at, paper, item_state) in records_of(zotero.items(batch)?, &state, &context, &mut summary) {
+                w.replace(&paper)?;
+                state.items.insert(at, item_state);
+            }
+        }
     }
     if let Some(w) = writer {
         w.finish()?;
-        lib.papers().reload()?;
     }
+    lib.refresh()?;
     state.dir = dir.to_path_buf();
     state.era = Some(zotero.era());
     state.collection = options.collection.clone();
-    state.stamp = stamp;
+    state.no_pdfs = options.no_pdfs;
+    state.stamp = if zotero.torn() { None } else { stamp };
     state.last_read = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     // The records are durable: say so before reading PDFs (an interrupted
-    // PDF read resumes from the evidence journal).
+    // PDF read resumes: what was not read is not in `pdfs` yet).
     state.save(lib.dir())?;
 
     if !options.no_pdfs {
-        sync_pdfs(lib, &zotero, &heads, &reidentified, &mut state, options.force, &mut summary)?;
+        sync_pdfs(lib, &zotero, &heads, &mut state, options.force, &mut summary)?;
         state.save(lib.dir())?;
+        lib.refresh()?;
     }
     summary.key_sources = state.key_sources();
     summary.seconds = t.elapsed().as_secs_f64();
@@ -248,13 +280,74 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// What deciding records needs besides the items.
+struct Context<'a> {
+    papers: &'a crate::index::PaperIndex,
+    /// The items of this sync (`library/key`).
+    present: &'a HashSet<String>,
+    /// Better BibTeX's keys did not read this time.
+    bbt_failed: bool,
+    make_key: &'a MakeKey,
+}
+
+impl Context<'_> {
+    /// Whether the library holds a record of `id` that is not item `at`'s
+    /// and not the same work (another import's record of another paper, or
+    /// another Zotero item's).
+    fn id_held_by_another(&self, id: &str, at: &str, paper: &Paper) -> bool {
+        match self.papers.paper_by_id(id) {
+            Ok(Some(p)) => match &p.zotero {
+                Some(z) => z.item != at,
+                // A record another import made of the same work is taken over.
+                None => !crate::corpus::work::same_work(&p, paper, crate::corpus::work::Strictness::Exact),
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether another record of the library has citation key `key`.
+    fn key_held_by_another(&self, key: &str, at: &str) -> bool {
+        self.papers.paper_by_key(key).ok().flatten().is_some_and(|p| p.zotero.as_ref().is_none_or(|z| z.item != at))
+    }
+}
+
+/// Where a key comes from in Better BibTeX.
+fn from_better_bibtex(s: KeySource) -> bool {
+    matches!(s, KeySource::BetterBibtex | KeySource::BetterBibtexMigrated | KeySource::BetterBibtexJson)
+}
+
+/// The key of an item: the one Zotero's sources give; a key citewise made
+/// stays; a Better BibTeX key stays while Better BibTeX's database does not
+/// read; else one made, free among the library's keys.
+fn key_of(item: &Item, before: Option<&ItemState>, taken: &HashSet<String>, context: &Context<'_>, at: &str) -> (String, KeySource) {
+    match (&item.key, before) {
+        (Some((_, s)), Some(b)) if context.bbt_failed && from_better_bibtex(b.key_source) && *s != KeySource::Native => {
+            (b.key.clone(), b.key_source)
+        }
+        (Some((k, s)), _) => (k.clone(), *s),
+        (None, Some(b)) if b.key_source == KeySource::Generated || (context.bbt_failed && from_better_bibtex(b.key_source)) => {
+            (b.key.clone(), b.key_source)
+        }
+        (None, _) => {
+            let key = (context.make_key)(&item.paper, &|k| taken.contains(k) || context.key_held_by_another(k, at));
+            (key, KeySource::Generated)
+        }
+    }
+}
+
 /// The records of changed items: keys (found, kept from an earlier sync,
-/// or made; unique among the items), ids, and where they stand in Zotero.
-fn records_of(items: Vec<Item>, state: &ZoteroState, make_key: &MakeKey, summary: &mut ZoteroSummary) -> Vec<(String, Paper, ItemState)> {
+/// or made; unique among the library's keys), ids (kept once given), and
+/// where they stand in Zotero.
+fn records_of(
+    items: Vec<Item>,
+    state: &ZoteroState,
+    context: &Context<'_>,
+    summary: &mut ZoteroSummary,
+) -> Vec<(String, Paper, ItemState)> {
     let changing: HashSet<String> = items.iter().map(|i| i.head.at.to_string()).collect();
     // Keys and ids of the items that stay as they are.
-    let mut taken_keys: HashSet<String> =
-        state.items.iter().filter(|(at, _)| !changing.contains(*at)).map(|(_, s)| s.key.clone()).collect();
+    let staying = || state.items.iter().filter(|(at, _)| !changing.contains(*at) && context.present.contains(*at));
+    let mut taken_keys: HashSet<String> = staying().map(|(_, s)| s.key.clone()).collect();
     let mut taken_ids: HashSet<String> = state.items.iter().filter(|(at, _)| !changing.contains(*at)).map(|(_, s)| s.id.clone()).collect();
     // Items whose key Zotero knows come first, so a made key never takes one.
     let mut items = items;
@@ -263,12 +356,7 @@ fn records_of(items: Vec<Item>, state: &ZoteroState, make_key: &MakeKey, summary
     for item in items {
         let at = item.head.at.to_string();
         let before = state.items.get(&at);
-        let (key, source) = match (&item.key, before) {
-            (Some((k, s)), _) => (k.clone(), *s),
-            // A key citewise made stays the item's key.
-            (None, Some(b)) if b.key_source == KeySource::Generated => (b.key.clone(), KeySource::Generated),
-            (None, _) => (make_key(&item.paper, &|k| taken_keys.contains(k)), KeySource::Generated),
-        };
+        let (key, source) = key_of(&item, before, &taken_keys, context, &at);
         taken_keys.insert(key.clone());
         let mut former_keys = before.map(|b| b.former_keys.clone()).unwrap_or_default();
         if let Some(b) = before.filter(|b| b.key != key) {
@@ -278,11 +366,18 @@ fn records_of(items: Vec<Item>, state: &ZoteroState, make_key: &MakeKey, summary
             }
         }
         former_keys.retain(|k| *k != key);
-        let mut id = Paper::bibtex_id(&item.paper.doi, &key);
-        if taken_ids.contains(&id) {
-            // Two Zotero items of one DOI or one key: each keeps its own record.
-            id = format!("zotero:{at}");
-        }
+        let id = match before {
+            Some(b) => b.id.clone(),
+            None => {
+                let id = Paper::bibtex_id(&item.paper.doi, &key);
+                if taken_ids.contains(&id) || context.id_held_by_another(&id, &at, &item.paper) {
+                    // Two items of one DOI or one key: each keeps its own record.
+                    format!("zotero:{at}")
+                } else {
+                    id
+                }
+            }
+        };
         taken_ids.insert(id.clone());
         if before.is_some() {
             summary.updated += 1;
@@ -300,20 +395,22 @@ fn records_of(items: Vec<Item>, state: &ZoteroState, make_key: &MakeKey, summary
             tags: item.tags,
             former_keys: former_keys.clone(),
         });
-        let s = ItemState { id, key, key_source: source, modified: item.head.modified.clone(), former_keys };
+        let s = ItemState { id, key, key_source: source, modified: item.head.modified.clone(), aside: item.head.aside, former_keys };
         out.push((at, paper, s));
     }
     out
 }
 
-/// Reads the PDFs that are new or changed, and removes the evidence of
-/// those gone (trashed, deleted, or their parent gone). The PDFs of items
-/// in `reidentified` are read again (their citing paper's id changed).
+/// Reads the PDFs that are new or changed (also those whose parent's
+/// record changed: a PDF moved to another item), and removes the evidence
+/// of those gone (trashed, deleted, or their parent gone). A PDF to read is
+/// forgotten first (its old evidence out, the journal's entry too), so that
+/// it is read again even where its bytes did not change; it enters
+/// `state.pdfs` only once read, so an interrupted sync reads it next time.
 fn sync_pdfs(
     lib: &Library,
     zotero: &Zotero,
     heads: &[Head],
-    reidentified: &HashSet<String>,
     state: &mut ZoteroState,
     force: bool,
     summary: &mut ZoteroSummary,
@@ -341,29 +438,29 @@ fn sync_pdfs(
         let file = std::fs::canonicalize(&file).unwrap_or(file);
         let Ok(meta) = std::fs::metadata(&file) else { continue };
         let mtime = meta.modified().ok().and_then(|m| m.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
-        let pdf = PdfState { file: file.clone(), parent: parent.clone(), modified: a.modified.clone(), len: meta.len(), mtime };
+        let owner = parent.as_ref().and_then(|p| state.items.get(p)).map(|s| s.id.clone()).unwrap_or_default();
+        let pdf = PdfState { file: file.clone(), parent, owner: owner.clone(), modified: a.modified.clone(), len: meta.len(), mtime };
         let at = a.at.to_string();
-        let new_owner = parent.as_ref().is_some_and(|p| reidentified.contains(p));
-        if new_owner {
-            // Its evidence names the old record: taken out, then read again.
-            forget_documents(lib, std::slice::from_ref(&file))?;
-        }
-        if force || new_owner || state.pdfs.get(&at) != Some(&pdf) {
-            let owner = parent.as_ref().and_then(|p| state.items.get(p)).map(|s| s.id.clone());
-            inputs.push(match owner {
-                Some(owner) => EvidenceInput::AttachedPdf { file, owner },
-                None => EvidenceInput::Pdf(file),
-            });
+        if force || state.pdfs.get(&at) != Some(&pdf) {
+            inputs.push(if owner.is_empty() { EvidenceInput::Pdf(file) } else { EvidenceInput::AttachedPdf { file, owner } });
         }
         now.insert(at, pdf);
     }
-    // Files no attachment names any more (or that another attachment now names).
+    let torn = zotero.torn();
+    if torn {
+        // Attachments the copy may have missed stay as they were.
+        for (at, pdf) in &state.pdfs {
+            now.entry(at.clone()).or_insert_with(|| pdf.clone());
+        }
+    }
+    // Files no attachment names any more, and files to read again.
     let kept: HashSet<&PathBuf> = now.values().map(|p| &p.file).collect();
     let gone: Vec<PathBuf> = state.pdfs.values().map(|p| p.file.clone()).filter(|f| !kept.contains(f)).collect();
     summary.pdfs_removed = forget_documents(lib, &gone)?;
     if !inputs.is_empty() {
-        let options = EvidenceOptions { force, ..EvidenceOptions::default() };
-        let evidence = import_inputs(lib, &inputs, &options, &|_, _| {})?;
+        let again: Vec<PathBuf> = inputs.iter().map(|i| i.path().to_path_buf()).collect();
+        forget_documents(lib, &again)?;
+        let evidence = import_inputs(lib, &inputs, &EvidenceOptions::default(), &|_, _| {})?;
         summary.pdfs_read = inputs.len();
         summary.evidence = Some(evidence);
     }
@@ -380,9 +477,21 @@ pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 pub enum WatchEvent {
     /// Zotero's database changed and the library now has the changes.
     Synced(Box<ZoteroSummary>),
-    /// A sync failed (the next change tries again).
+    /// Another process (an import, another editor) brought Zotero's changes
+    /// into the library: reopen what reads it.
+    Refreshed,
+    /// A sync failed; it is tried again in [`RETRY_AFTER`] (said once per
+    /// distinct failure).
     Failed(String),
 }
+
+/// How long a watch waits after a failed sync (another import writing,
+/// a database that did not read) before it tries again.
+pub const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The least time between two syncs of one watch: Zotero writes in bursts
+/// (indexing full text), and each sync copies the database.
+pub const SYNC_GAP: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Watches the Zotero database a library was imported from (polling its
 /// stamp) and syncs the library when it changed and then stayed the same
@@ -393,40 +502,93 @@ pub struct Watch {
     _stop: crossbeam_channel::Sender<()>,
 }
 
+/// The watch thread's memory between polls.
+struct Looker {
+    state: ZoteroState,
+    /// `zotero.json` as this watch last saw it (another process's sync changes it).
+    state_seen: Option<SystemTime>,
+    last_poll: Option<DbStamp>,
+    /// The database as last synced (none: read it again).
+    synced: Option<DbStamp>,
+    last_sync: Option<std::time::Instant>,
+    retry_at: Option<std::time::Instant>,
+    told: Option<String>,
+}
+
+fn state_mtime(lib: &Library) -> Option<SystemTime> {
+    std::fs::metadata(lib.dir().join(STATE_FILE)).and_then(|m| m.modified()).ok()
+}
+
+impl Looker {
+    fn look(&mut self, lib: &Library, make_key: &MakeKey) -> Option<WatchEvent> {
+        if state_mtime(lib) != self.state_seen {
+            // Another process synced (or imported from elsewhere): read what it did.
+            self.state_seen = state_mtime(lib);
+            if let Ok(Some(state)) = ZoteroState::load(lib.dir()) {
+                self.synced = state.stamp;
+                self.state = state;
+            }
+            return lib.refresh().ok().map(|()| WatchEvent::Refreshed);
+        }
+        let now = DbStamp::of(&self.state.dir);
+        let settled = now.is_some() && now == self.last_poll;
+        self.last_poll = now;
+        let waiting =
+            self.retry_at.is_some_and(|t| std::time::Instant::now() < t) || self.last_sync.is_some_and(|t| t.elapsed() < SYNC_GAP);
+        if !settled || now == self.synced || waiting {
+            return None;
+        }
+        self.last_sync = Some(std::time::Instant::now());
+        let options = ZoteroOptions { collection: self.state.collection.clone(), no_pdfs: self.state.no_pdfs, ..ZoteroOptions::default() };
+        let dir = self.state.dir.clone();
+        let outcome = sync(lib, &dir, &options, make_key);
+        // Its own write of `zotero.json` is not another process's.
+        self.state_seen = state_mtime(lib);
+        match outcome {
+            Ok(summary) => {
+                self.retry_at = None;
+                self.told = None;
+                // A copy that may miss a write is read again.
+                self.synced = if summary.torn { None } else { now };
+                if let Ok(Some(state)) = ZoteroState::load(lib.dir()) {
+                    self.state = state;
+                }
+                summary.changed().then(|| WatchEvent::Synced(Box::new(summary)))
+            }
+            Err(e) => {
+                self.retry_at = Some(std::time::Instant::now() + RETRY_AFTER);
+                let why = e.to_string();
+                (self.told.as_ref() != Some(&why)).then(|| {
+                    self.told = Some(why.clone());
+                    WatchEvent::Failed(why)
+                })
+            }
+        }
+    }
+}
+
 impl Watch {
     /// Starts watching; none when the library was never imported from Zotero.
     pub fn spawn(lib: std::sync::Arc<Library>, make_key: Box<MakeKey>, every: std::time::Duration) -> Result<Option<Watch>> {
         let Some(state) = ZoteroState::load(lib.dir())? else { return Ok(None) };
         let (tx, events) = crossbeam_channel::unbounded();
         let (_stop, stop) = crossbeam_channel::bounded::<()>(0);
-        let options = ZoteroOptions { collection: state.collection.clone(), ..ZoteroOptions::default() };
-        let mut synced = state.stamp;
-        let mut last_poll = None;
+        let mut looker = Looker {
+            synced: state.stamp,
+            state,
+            state_seen: state_mtime(&lib),
+            last_poll: None,
+            last_sync: None,
+            retry_at: None,
+            told: None,
+        };
         let spawned = std::thread::Builder::new().name("zotero-watch".into()).spawn(move || {
             // A closed `stop` (the watch dropped) ends the loop; a timeout is a poll.
             while let Err(crossbeam_channel::RecvTimeoutError::Timeout) = stop.recv_timeout(every) {
-                let now = DbStamp::of(&state.dir);
-                let settled = now.is_some() && now == last_poll;
-                last_poll = now;
-                if !settled || now == synced {
-                    continue;
-                }
-                let event = match sync(&lib, &state.dir, &options, &*make_key) {
-                    Ok(summary) => {
-                        synced = now;
-                        if !summary.changed() {
-                            continue;
-                        }
-                        WatchEvent::Synced(Box::new(summary))
+                if let Some(event) = looker.look(&lib, &*make_key) {
+                    if tx.send(event).is_err() {
+                        break;
                     }
-                    Err(e) => {
-                        // Tried again at the next change.
-                        synced = now;
-                        WatchEvent::Failed(e.to_string())
-                    }
-                };
-                if tx.send(event).is_err() {
-                    break;
                 }
             }
         });

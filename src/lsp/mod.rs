@@ -147,7 +147,10 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     });
     // A library imported from Zotero follows Zotero's changes while the server runs.
     let make_key = Box::new(crate::export::keys::make_key(key_style));
-    let zotero = Watch::spawn(library.clone(), make_key, WATCH_EVERY).ok().flatten();
+    let (zotero, zotero_error) = match Watch::spawn(library.clone(), make_key, WATCH_EVERY) {
+        Ok(w) => (w, None),
+        Err(e) => (None, Some(format!("Zotero's changes are not followed: {e}"))),
+    };
     let mut state = GlobalState {
         sender: connection.sender.clone(),
         zotero,
@@ -167,6 +170,9 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     };
     // `exit`, or the client closed the stream: background encoding stops
     // at its next piece (and is not waited for) as `state` goes.
+    if let Some(why) = zotero_error {
+        state.log(MessageType::WARNING, &why);
+    }
     state.run(&connection.receiver)
 }
 
@@ -189,7 +195,7 @@ enum Work {
     /// Completion items replacing `edit` (what was typed of the key).
     Complete { edit: lsp_types::Range, typed: String },
     /// "Cite …" actions inserting at `at`.
-    Actions { at: lsp_types::Position, fixes: Vec<lsp_types::CodeAction> },
+    Actions { at: lsp_types::Position },
 }
 
 /// A request waiting on the runner.
@@ -447,21 +453,21 @@ impl GlobalState {
         self.reply(id, serde_json::to_value(item).map_err(|e| (ErrorCode::InternalError, e.to_string())));
     }
 
+    /// A broken citation's fixes (a renamed key) come at once, without a
+    /// recommendation; elsewhere, "Cite …" actions for the sentence.
     fn code_action(&mut self, id: RequestId, p: CodeActionParams) {
         let Ok(doc) = self.document(&p.text_document.uri) else {
             return self.reply(id, Err((ErrorCode::InvalidParams, format!("{} is not open", p.text_document.uri))));
         };
-        let end = doc.offset(p.range.start).filter(|_| doc.text.len() <= MAX_TEXT).and_then(|at| sentence_end(doc, at));
-        let Some(end) = end else {
-            let doc = doc.clone();
-            let fixes = self.renamed_key_fixes(&doc, p.range);
-            return self.reply(id, serde_json::to_value(fixes).map_err(|e| (ErrorCode::InternalError, e.to_string())));
-        };
-        let query = query_at(doc, end, end, CODE_ACTIONS);
-        let at = doc.position(end);
         let doc = doc.clone();
         let fixes = self.renamed_key_fixes(&doc, p.range);
-        self.ask(id, doc, query, Work::Actions { at, fixes });
+        let end = doc.offset(p.range.start).filter(|_| doc.text.len() <= MAX_TEXT).and_then(|at| sentence_end(&doc, at));
+        let Some(end) = end.filter(|_| fixes.is_empty()) else {
+            return self.reply(id, serde_json::to_value(fixes).map_err(|e| (ErrorCode::InternalError, e.to_string())));
+        };
+        let query = query_at(&doc, end, end, CODE_ACTIONS);
+        let at = doc.position(end);
+        self.ask(id, doc, query, Work::Actions { at });
     }
 
     fn hover(&mut self, id: RequestId, p: HoverParams) {
@@ -590,11 +596,9 @@ impl GlobalState {
                     offered.iter().enumerate().map(|(i, (key, c))| completion_item(&a.doc, i, key, c, *edit, typed, &r.terms)).collect();
                 serde_json::to_value(CompletionList { is_incomplete: incomplete, items })
             }
-            Work::Actions { at, fixes } => {
-                let actions: Vec<CodeActionOrCommand> = fixes
-                    .iter()
-                    .cloned()
-                    .chain(cite_actions(&a.doc, &offered[..offered.len().min(CODE_ACTIONS)], *at))
+            Work::Actions { at } => {
+                let actions: Vec<CodeActionOrCommand> = cite_actions(&a.doc, &offered[..offered.len().min(CODE_ACTIONS)], *at)
+                    .into_iter()
                     .map(CodeActionOrCommand::CodeAction)
                     .collect();
                 serde_json::to_value(actions)
@@ -634,9 +638,11 @@ impl GlobalState {
     fn on_zotero(&mut self, event: Option<WatchEvent>) {
         match event {
             None => self.zotero = None,
-            Some(WatchEvent::Synced(summary)) => {
+            Some(event @ (WatchEvent::Synced(_) | WatchEvent::Refreshed)) => {
                 self.runner.reload();
-                self.log(MessageType::INFO, &summary.line());
+                if let WatchEvent::Synced(summary) = &event {
+                    self.log(MessageType::INFO, &summary.line());
+                }
                 let docs: Vec<Document> = self.docs.values().cloned().collect();
                 for doc in &docs {
                     self.publish_diagnostics(doc);

@@ -3,7 +3,7 @@
 //! vectors cover the library; Zotero's changes synced into the library.
 
 use super::app::App;
-use crate::library::zotero::WatchEvent;
+use crate::library::zotero::{WatchEvent, RETRY_AFTER};
 use crate::pipeline::background::EncodingEvent;
 use crate::runtime::Worker;
 
@@ -22,6 +22,7 @@ pub fn apply_zotero(event: WatchEvent, app: &mut App, worker: &Worker) {
             worker.reload();
             app.set_status(summary.line());
         }
-        WatchEvent::Failed(why) => app.set_status(format!("Zotero's changes not read: {why}")),
+        WatchEvent::Refreshed => worker.reload(),
+        WatchEvent::Failed(why) => app.set_status(format!("Zotero's changes not read (tried again in {} s): {why}", RETRY_AFTER.as_secs())),
     }
 }

@@ -13,7 +13,9 @@ pub fn default_data_dir(home: &Path) -> Option<PathBuf> {
     let from_prefs = profile_dirs(home).into_iter().find_map(|profiles| {
         let profile = default_profile(&profiles)?;
         let prefs = std::fs::read_to_string(profile.join("prefs.js")).ok()?;
-        pref_string(&prefs, "extensions.zotero.dataDir").map(PathBuf::from)
+        // A data directory chosen once and then given up (useDataDir false) is not the one in use.
+        let given_up = prefs.lines().any(|l| l.trim_start().starts_with("user_pref(\"extensions.zotero.useDataDir\", false"));
+        pref_string(&prefs, "extensions.zotero.dataDir").filter(|_| !given_up).map(PathBuf::from)
     });
     from_prefs.into_iter().chain([home.join("Zotero")]).find(|d| d.join(DATABASE).is_file())
 }
@@ -101,6 +103,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(default_data_dir(home.path()), Some(data.clone()));
+        // Given up (useDataDir false): not used.
+        std::fs::write(
+            profiles.join("abcd.default/prefs.js"),
+            format!("user_pref(\"extensions.zotero.useDataDir\", false);\nuser_pref(\"extensions.zotero.dataDir\", \"{escaped}\");\n"),
+        )
+        .unwrap();
+        assert_eq!(default_data_dir(home.path()), None);
         // Without the preference, ~/Zotero; without either, none.
         std::fs::write(profiles.join("abcd.default/prefs.js"), "").unwrap();
         assert_eq!(default_data_dir(home.path()), None);

@@ -50,6 +50,9 @@ impl KeySource {
 pub struct BetterBibtexKeys {
     by_item: HashMap<(i64, String), (String, KeySource)>,
     pub notes: Vec<String>,
+    /// A Better BibTeX database is there but did not read (its keys are
+    /// unknown this time, not gone).
+    pub failed: bool,
 }
 
 impl BetterBibtexKeys {
@@ -67,7 +70,7 @@ impl BetterBibtexKeys {
             }
             match copy_and_open(&file) {
                 Ok(copy) => {
-                    keys.notes.extend(copy.note.clone());
+                    keys.notes.extend(copy.torn.clone());
                     if has_table(&copy.conn, "citationkey") {
                         keys.read_table(&copy.conn, source, &file);
                     }
@@ -75,7 +78,10 @@ impl BetterBibtexKeys {
                         keys.read_json(&copy.conn, &file);
                     }
                 }
-                Err(e) => keys.notes.push(format!("Better BibTeX's keys not read: {e}")),
+                Err(e) => {
+                    keys.failed = true;
+                    keys.notes.push(format!("Better BibTeX's keys not read: {e}"));
+                }
             }
         }
         keys
@@ -101,12 +107,15 @@ impl BetterBibtexKeys {
     }
 
     fn read_table(&mut self, conn: &Connection, source: KeySource, file: &Path) {
-        let rows = conn.prepare("SELECT COALESCE(libraryID, 0), itemKey, citationKey FROM citationkey").and_then(|mut s| {
+        let rows = conn.prepare("SELECT COALESCE(libraryID, 1), itemKey, citationKey FROM citationkey").and_then(|mut s| {
             s.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?.collect::<Result<Vec<_>, _>>()
         });
         match rows {
             Ok(rows) => rows.into_iter().for_each(|(l, i, k)| self.add(l, i, k, source)),
-            Err(e) => self.notes.push(format!("{}: table citationkey not read ({e})", file.display())),
+            Err(e) => {
+                self.failed = true;
+                self.notes.push(format!("{}: table citationkey not read ({e})", file.display()));
+            }
         }
     }
 
@@ -118,7 +127,10 @@ impl BetterBibtexKeys {
             .and_then(|mut s| s.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?.collect::<Result<Vec<_>, _>>());
         let rows = match rows {
             Ok(r) => r,
-            Err(e) => return self.notes.push(format!("{}: table better-bibtex not read ({e})", file.display())),
+            Err(e) => {
+                self.failed = true;
+                return self.notes.push(format!("{}: table better-bibtex not read ({e})", file.display()));
+            }
         };
         for (name, data) in rows {
             if !name.ends_with("citekey") {
@@ -132,12 +144,16 @@ impl BetterBibtexKeys {
             for e in entries {
                 let text = |k: &str| e.get(k).and_then(|v| v.as_str()).map(str::to_string);
                 let (Some(item), Some(key)) = (text("itemKey"), text("citekey").or_else(|| text("citationKey"))) else { continue };
-                let library = e.get("libraryID").and_then(|v| v.as_i64()).unwrap_or(0);
+                let library = e.get("libraryID").and_then(|v| v.as_i64()).unwrap_or(USER_LIBRARY);
                 self.add(library, item, key, KeySource::BetterBibtexJson);
             }
         }
     }
 }
+
+/// The user's own library (Zotero 4 wrote it as NULL; Zotero 5 on, and
+/// Better BibTeX, as 1).
+pub const USER_LIBRARY: i64 = 1;
 
 /// Whether the database has a table of that name.
 pub fn has_table(conn: &Connection, name: &str) -> bool {

@@ -66,6 +66,9 @@ pub struct Head {
     pub item_id: i64,
     pub at: ItemRef,
     pub modified: String,
+    /// A fingerprint of what changes without `dateModified` changing:
+    /// collection membership, the retraction flag, Better BibTeX's key.
+    pub aside: u64,
 }
 
 /// A regular item read in full.
@@ -101,6 +104,7 @@ pub struct Attachment {
 pub struct Zotero {
     dir: PathBuf,
     db: snapshot::Copied,
+    torn: bool,
     era: Era,
     fields_table: &'static str,
     types_table: &'static str,
@@ -121,7 +125,8 @@ impl Zotero {
             });
         }
         let copy = snapshot::copy_and_open(&file)?;
-        let mut notes: Vec<String> = copy.note.clone().into_iter().collect();
+        let mut notes: Vec<String> = copy.torn.clone().into_iter().collect();
+        let torn = copy.torn.is_some();
         let conn = &copy.conn;
         for table in ["items", "itemData", "itemDataValues", "itemTypes", "fields", "itemAttachments"] {
             if !has_table(conn, table) {
@@ -133,14 +138,14 @@ impl Zotero {
         let native_keys = conn.query_row(&format!("SELECT 1 FROM {fields_table} WHERE fieldName = 'citationKey'"), [], |_| Ok(())).is_ok();
         let era = if has_table(conn, "creatorData") {
             Era::Zotero4
-        } else if native_keys || has_table(conn, "itemAnnotations") {
+        } else if native_keys {
             Era::Zotero7
         } else {
             Era::Zotero5
         };
         let better_bibtex = BetterBibtexKeys::read(dir);
         notes.extend(better_bibtex.notes.iter().cloned());
-        Ok(Zotero { dir: dir.to_path_buf(), db: copy, era, fields_table, types_table, better_bibtex, notes })
+        Ok(Zotero { dir: dir.to_path_buf(), db: copy, torn, era, fields_table, types_table, better_bibtex, notes })
     }
 
     pub fn dir(&self) -> &Path {
@@ -157,6 +162,18 @@ impl Zotero {
         &self.notes
     }
 
+    /// The copy may miss Zotero's latest write (it changed at every try):
+    /// what is missing from it is not to be taken as removed.
+    pub fn torn(&self) -> bool {
+        self.torn
+    }
+
+    /// A Better BibTeX database is there but did not read: its keys are
+    /// unknown this time, not gone.
+    pub fn better_bibtex_failed(&self) -> bool {
+        self.better_bibtex.failed
+    }
+
     /// How many keys Better BibTeX's databases hold.
     pub fn better_bibtex_keys(&self) -> usize {
         self.better_bibtex.len()
@@ -169,13 +186,32 @@ impl Zotero {
     /// Every regular item not in the trash.
     pub fn heads(&self) -> Result<Vec<Head>> {
         let sql = format!(
-            "SELECT i.itemID, COALESCE(i.libraryID, 0), i.key, COALESCE(i.dateModified, '') FROM items i \
+            "SELECT i.itemID, COALESCE(i.libraryID, 1), i.key, COALESCE(i.dateModified, '') FROM items i \
              JOIN {types} t ON t.itemTypeID = i.itemTypeID \
              WHERE t.typeName NOT IN ('attachment', 'note', 'annotation') {not_trashed} ORDER BY i.itemID",
             types = self.types_table,
             not_trashed = self.not_trashed("i.itemID"),
         );
-        self.rows(&sql, |r| Ok(Head { item_id: r.get(0)?, at: ItemRef { library: r.get(1)?, key: r.get(2)? }, modified: text(r, 3)? }))
+        let mut heads = self.rows(&sql, |r| {
+            Ok(Head { item_id: r.get(0)?, at: ItemRef { library: r.get(1)?, key: r.get(2)? }, modified: text(r, 3)?, aside: 0 })
+        })?;
+        let all: HashSet<i64> = heads.iter().map(|h| h.item_id).collect();
+        let collections = self.collections(&all)?;
+        let retracted = self.retracted()?;
+        for h in &mut heads {
+            let mut aside = String::new();
+            if let Some((key, source)) = self.better_bibtex.get(h.at.library, &h.at.key) {
+                aside.push_str(&format!("{key}\u{1f}{}", source.name()));
+            }
+            for c in collections.get(&h.item_id).into_iter().flatten() {
+                aside.push_str(&format!("\u{1e}{c}"));
+            }
+            if retracted.contains(&h.item_id) {
+                aside.push_str("\u{1d}retracted");
+            }
+            h.aside = crate::util::fnv1a64(aside.as_bytes());
+        }
+        Ok(heads)
     }
 
     fn not_trashed(&self, column: &str) -> String {
@@ -268,9 +304,13 @@ impl Zotero {
                 continue;
             }
             let (name, value) = (text(r, 1).map_err(|e| self.sql_err(e))?, text(r, 2).map_err(|e| self.sql_err(e))?);
+            // Title, date and DOI always count (each is within its own budget).
             let size = sizes.entry(item).or_default();
-            *size += value.chars().count();
-            if *size <= crate::limits::ZOTERO_ITEM {
+            let essential = matches!(name.as_str(), "title" | "date" | "DOI");
+            if !essential {
+                *size += value.chars().count();
+            }
+            if essential || *size <= crate::limits::ZOTERO_ITEM {
                 out.entry(item).or_default().insert(name, value);
             }
         }
@@ -411,7 +451,7 @@ impl Zotero {
         let (parent, content_type) = if self.era == Era::Zotero4 { ("sourceItemID", "mimeType") } else { ("parentItemID", "contentType") };
         let sql = format!(
             "SELECT a.itemID, a.{parent}, COALESCE(a.linkMode, 0), COALESCE(a.{content_type}, ''), COALESCE(a.path, ''), \
-             COALESCE(i.libraryID, 0), i.key, COALESCE(i.dateModified, '') \
+             COALESCE(i.libraryID, 1), i.key, COALESCE(i.dateModified, '') \
              FROM itemAttachments a JOIN items i ON i.itemID = a.itemID WHERE 1 {not_trashed}",
             not_trashed = self.not_trashed("a.itemID")
         );
@@ -433,6 +473,9 @@ impl Zotero {
     /// Where an attachment's file is.
     fn attachment_file(&self, key: &str, path: &str) -> std::result::Result<PathBuf, String> {
         if let Some(name) = path.strip_prefix("storage:") {
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(format!("{path}: attachment key `{key}` is not a Zotero key"));
+            }
             let folder = self.dir.join("storage").join(key);
             if !folder.is_dir() {
                 return Err(format!("{}: the file is not there", folder.join(name).display()));
