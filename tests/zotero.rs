@@ -234,6 +234,9 @@ fn linked_and_standalone_pdfs_groups_and_one_collection() {
     std::fs::copy(shared.join("data/pdf/C02-1025/C10-2104.pdf"), elsewhere.join("nguyen.pdf")).unwrap();
     db.add_linked_pdf(Some(citing), "LINKED01", &elsewhere.join("nguyen.pdf")).unwrap();
     db.add_linked_pdf(Some(citing), "LINKED02", &elsewhere.join("gone.pdf")).unwrap();
+    // Relative to the linked attachment base directory: read from inside it only.
+    db.add_linked_pdf(Some(citing), "RELATIV1", Path::new("attachments:nguyen.pdf")).unwrap();
+    db.add_linked_pdf(Some(citing), "RELATIV2", Path::new("attachments:../../../etc/passwd.pdf")).unwrap();
     // A standalone PDF: identified by its first page, as `import --evidence` does.
     db.add_stored_pdf(None, "ALONE001", "C02-1025.pdf").unwrap();
     std::fs::create_dir_all(data.join("storage/ALONE001")).unwrap();
@@ -245,9 +248,11 @@ fn linked_and_standalone_pdfs_groups_and_one_collection() {
     let in_group =
         db.add_item(&NewItem { library_id: Some(group), ..item("GROUP001", "A Paper of the Group", "Grouper", "2020") }).unwrap();
     let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
-    let s = run(&lib, &data, &ZoteroOptions::default());
-    assert_eq!((s.era, s.items, s.pdfs_read), (Some(Era::Zotero5), 3, 2), "{s:?}");
-    assert_eq!(s.pdfs_missing.len(), 2, "{:?}", s.pdfs_missing);
+    let with_base = ZoteroOptions { attachment_base: Some(elsewhere.clone()), ..ZoteroOptions::default() };
+    let s = run(&lib, &data, &with_base);
+    assert_eq!((s.era, s.items, s.pdfs_read), (Some(Era::Zotero5), 3, 2), "one file linked twice is read once: {s:?}");
+    assert_eq!(s.pdfs_missing.len(), 3, "{:?}", s.pdfs_missing);
+    assert!(s.pdfs_missing.iter().filter(|m| m.contains("outside")).count() == 2, "{:?}", s.pdfs_missing);
     assert!(
         s.pdfs_missing.iter().any(|m| m.contains("gone.pdf")) && s.pdfs_missing.iter().any(|m| m.contains("outside")),
         "{:?}",

@@ -123,7 +123,7 @@ fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> 
         Some(d) => crate::tui::config::Config::load(&d.join("config.toml"))?,
         None => crate::tui::config::Config::default(),
     };
-    let options = ZoteroOptions { collection: a.collection.clone(), force: a.force, no_pdfs: a.no_pdfs };
+    let options = ZoteroOptions { collection: a.collection.clone(), force: a.force, no_pdfs: a.no_pdfs, attachment_base: None };
     let make_key = crate::export::keys::make_key(config.key_style);
     eprintln!("reading Zotero's database in {} (a copy; Zotero's files are never written)", dir.display());
     let s = crate::library::zotero::sync(lib, &dir, &options, &make_key)?;

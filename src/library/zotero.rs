@@ -116,6 +116,9 @@ pub struct ZoteroOptions {
     pub force: bool,
     /// Do not read PDFs.
     pub no_pdfs: bool,
+    /// Where linked files stored relative to a base directory are (none:
+    /// the base Zotero's settings name, if any).
+    pub attachment_base: Option<PathBuf>,
 }
 
 /// What a sync did.
@@ -196,7 +199,9 @@ impl DbStamp {
 pub fn sync(lib: &Library, dir: &Path, options: &ZoteroOptions, make_key: &MakeKey) -> Result<ZoteroSummary> {
     let t = std::time::Instant::now();
     let stamp = DbStamp::of(dir);
-    let zotero = Zotero::open(dir)?;
+    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
+    let base = options.attachment_base.clone().or_else(|| crate::corpus::zotero::data_dir::attachment_base_dir(&home?));
+    let zotero = Zotero::open(dir)?.with_attachment_base(base);
     let mut summary = ZoteroSummary { dir: dir.to_path_buf(), era: Some(zotero.era()), ..Default::default() };
     summary.notes.extend(zotero.notes().iter().cloned());
     let mut state = ZoteroState::load(lib.dir())?.unwrap_or_default();
@@ -441,7 +446,9 @@ fn sync_pdfs(
         let owner = parent.as_ref().and_then(|p| state.items.get(p)).map(|s| s.id.clone()).unwrap_or_default();
         let pdf = PdfState { file: file.clone(), parent, owner: owner.clone(), modified: a.modified.clone(), len: meta.len(), mtime };
         let at = a.at.to_string();
-        if force || state.pdfs.get(&at) != Some(&pdf) {
+        // A file two attachments name is read once (for the first).
+        let listed = inputs.iter().any(|i: &EvidenceInput| i.path() == file.as_path());
+        if !listed && (force || state.pdfs.get(&at) != Some(&pdf)) {
             inputs.push(if owner.is_empty() { EvidenceInput::Pdf(file) } else { EvidenceInput::AttachedPdf { file, owner } });
         }
         now.insert(at, pdf);

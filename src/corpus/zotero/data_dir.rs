@@ -20,6 +20,16 @@ pub fn default_data_dir(home: &Path) -> Option<PathBuf> {
     from_prefs.into_iter().chain([home.join("Zotero")]).find(|d| d.join(DATABASE).is_file())
 }
 
+/// The base directory Zotero's settings name for linked files stored
+/// relative to it (`attachments:` paths; Settings → Advanced → Files and
+/// Folders), from the default profile of the user whose home is `home`.
+pub fn attachment_base_dir(home: &Path) -> Option<PathBuf> {
+    profile_dirs(home).into_iter().find_map(|profiles| {
+        let prefs = std::fs::read_to_string(default_profile(&profiles)?.join("prefs.js")).ok()?;
+        pref_string(&prefs, "extensions.zotero.baseAttachmentPath").map(PathBuf::from)
+    })
+}
+
 /// The profile directories of each platform's Zotero (`profiles.ini` lives there).
 fn profile_dirs(home: &Path) -> Vec<PathBuf> {
     vec![
@@ -103,6 +113,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(default_data_dir(home.path()), Some(data.clone()));
+        assert_eq!(attachment_base_dir(home.path()), None);
+        std::fs::write(profiles.join("abcd.default/prefs.js"), "user_pref(\"extensions.zotero.baseAttachmentPath\", \"/srv/papers\");\n")
+            .unwrap();
+        assert_eq!(attachment_base_dir(home.path()), Some(PathBuf::from("/srv/papers")));
         // Given up (useDataDir false): not used.
         std::fs::write(
             profiles.join("abcd.default/prefs.js"),

@@ -105,6 +105,8 @@ pub struct Zotero {
     dir: PathBuf,
     db: snapshot::Copied,
     torn: bool,
+    /// Where `attachments:` paths are relative to (none: not known).
+    attachment_base: Option<PathBuf>,
     era: Era,
     fields_table: &'static str,
     types_table: &'static str,
@@ -145,7 +147,14 @@ impl Zotero {
         };
         let better_bibtex = BetterBibtexKeys::read(dir);
         notes.extend(better_bibtex.notes.iter().cloned());
-        Ok(Zotero { dir: dir.to_path_buf(), db: copy, torn, era, fields_table, types_table, better_bibtex, notes })
+        Ok(Zotero { dir: dir.to_path_buf(), db: copy, torn, attachment_base: None, era, fields_table, types_table, better_bibtex, notes })
+    }
+
+    /// Linked files stored relative to `base` (`attachments:` paths) are
+    /// read from there, inside it.
+    pub fn with_attachment_base(mut self, base: Option<PathBuf>) -> Zotero {
+        self.attachment_base = base;
+        self
     }
 
     pub fn dir(&self) -> &Path {
@@ -483,8 +492,12 @@ impl Zotero {
             let project = crate::project::Project::new(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
             return project.existing(&folder, name).map_err(|refused| format!("{}: {refused}", folder.display()));
         }
-        if path.starts_with("attachments:") {
-            return Err(format!("{path}: relative to Zotero's linked attachment base directory, which citewise does not know"));
+        if let Some(relative) = path.strip_prefix("attachments:") {
+            let Some(base) = &self.attachment_base else {
+                return Err(format!("{path}: relative to a linked attachment base directory that Zotero's settings do not name"));
+            };
+            let project = crate::project::Project::new(base).map_err(|e| format!("{}: {e}", base.display()))?;
+            return project.existing(base, relative).map_err(|refused| format!("{path}: {refused}"));
         }
         let file = PathBuf::from(path);
         if file.is_absolute() && file.is_file() {
