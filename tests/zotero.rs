@@ -471,3 +471,33 @@ fn records_of_other_imports_are_kept_apart() {
     assert!(same.zotero.is_some(), "the same work's record is Zotero's now");
     assert_eq!(papers(&lib).len(), 3);
 }
+
+/// A database's values are read under a budget: one field at most 64 Ki
+/// characters, one item's fields at most 256 Ki (its title always kept).
+#[test]
+fn oversized_fields_are_cut_and_the_title_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    let huge = "word ".repeat(40_000);
+    db.add_item(&NewItem {
+        abstract_note: huge.clone(),
+        extra: huge.clone(),
+        venue: huge.clone(),
+        url: huge.clone(),
+        ..item("HUGEITEM", "A Paper With Enormous Fields", "Big", "2020")
+    })
+    .unwrap();
+    let id = db.item_id("HUGEITEM").unwrap();
+    // Six fields of 64 Ki each: more than one item's budget.
+    db.set_field(id, "proceedingsTitle", &huge, "2020-01-01 00:00:00").unwrap();
+    db.set_field(id, "bookTitle", &huge, "2020-01-01 00:00:00").unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    run(&lib, &data, &ZoteroOptions::default());
+    let p = papers(&lib).pop().unwrap();
+    assert_eq!(p.title, "A Paper With Enormous Fields", "the title is kept");
+    let read = [&p.abstract_text, &p.venue, &p.url].iter().map(|f| f.chars().count()).collect::<Vec<_>>();
+    assert!(read.iter().all(|&n| n <= citewise::limits::ZOTERO_VALUE), "{read:?}");
+    assert!(read.iter().sum::<usize>() <= citewise::limits::ZOTERO_ITEM, "{read:?}");
+    assert!(read.iter().any(|&n| n > 0), "{read:?}");
+}

@@ -342,6 +342,18 @@ impl PaperIndex {
         }
     }
 
+    /// What the library says of a cited key: a paper's key, the key a
+    /// paper had before (with its key now), or neither.
+    pub fn key_status(&self, key: &str) -> Result<KeyStatus> {
+        if self.paper_by_key(key)?.is_some() {
+            return Ok(KeyStatus::Known);
+        }
+        Ok(match self.paper_by_former_key(key)? {
+            Some(p) if !p.key.is_empty() => KeyStatus::Renamed(p.key),
+            _ => KeyStatus::Unknown,
+        })
+    }
+
     /// BM25 over titles alone: the records of the top `k`.
     pub fn title_candidates(&self, text: &str, k: usize) -> Result<Vec<Paper>> {
         let terms = self.query_terms(text);
@@ -404,6 +416,15 @@ impl PaperIndex {
         }
         Ok(out)
     }
+}
+
+/// What the library says of a cited key ([`PaperIndex::key_status`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyStatus {
+    Known,
+    /// Its paper has this key now.
+    Renamed(String),
+    Unknown,
 }
 
 /// `doi:<doi>` and `arxiv:<id>` identifiers of a paper, its citation key

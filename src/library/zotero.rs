@@ -392,11 +392,11 @@ fn records_of(
         let mut paper = item.paper;
         paper.id = id.clone();
         paper.key = key.clone();
-        paper.retracted = item.retracted;
+        paper.retracted = item.head.retracted;
         paper.zotero = Some(ZoteroOrigin {
             item: at.clone(),
             key_source: source.name().to_string(),
-            collections: item.collections,
+            collections: item.head.collections.clone(),
             tags: item.tags,
             former_keys: former_keys.clone(),
         });

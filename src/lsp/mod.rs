@@ -51,6 +51,7 @@ use crate::corpus::bibtex::{parse_source, EntryOutcome};
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::export::keys::KeyStyle;
+use crate::index::paper_index::KeyStatus;
 use crate::library::zotero::{Watch, WatchEvent, WATCH_EVERY};
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
@@ -788,8 +789,8 @@ impl GlobalState {
                 None if declared.contains(&key) => (DiagnosticSeverity::HINT, format!("`{key}` has no title in {}", bib.display())),
                 None if offered.contains(&key) => continue,
                 None => match self.library_key(&key) {
-                    LibraryKey::Known => continue,
-                    LibraryKey::Renamed(new) => {
+                    KeyStatus::Known => continue,
+                    KeyStatus::Renamed(new) => {
                         diagnostics.push(Diagnostic {
                             range: doc.range(range.start, range.end),
                             severity: Some(DiagnosticSeverity::WARNING),
@@ -800,9 +801,7 @@ impl GlobalState {
                         });
                         continue;
                     }
-                    LibraryKey::Unknown => {
-                        (DiagnosticSeverity::WARNING, format!("`{key}` is in neither {} nor the library", bib.display()))
-                    }
+                    KeyStatus::Unknown => (DiagnosticSeverity::WARNING, format!("`{key}` is in neither {} nor the library", bib.display())),
                 },
             };
             diagnostics.push(Diagnostic {
@@ -820,17 +819,9 @@ impl GlobalState {
         });
     }
 
-    /// Whether the library knows a cited key: as a paper's key, as the key a
-    /// paper had before (its new key), or not at all.
-    fn library_key(&self, key: &str) -> LibraryKey {
-        let papers = self.library.papers();
-        if papers.paper_by_key(key).ok().flatten().is_some() {
-            return LibraryKey::Known;
-        }
-        match papers.paper_by_former_key(key) {
-            Ok(Some(p)) if !p.key.is_empty() => LibraryKey::Renamed(p.key),
-            _ => LibraryKey::Unknown,
-        }
+    /// What the library says of a cited key (an unreadable index: unknown).
+    fn library_key(&self, key: &str) -> KeyStatus {
+        self.library.papers().key_status(key).unwrap_or(KeyStatus::Unknown)
     }
 
     /// "Rewrite `old` as `new`" for each citation in `range` of a key the
@@ -846,7 +837,7 @@ impl GlobalState {
             if r.end < start || r.start > end || declared.contains(&key) {
                 continue;
             }
-            if let LibraryKey::Renamed(new) = self.library_key(&key) {
+            if let KeyStatus::Renamed(new) = self.library_key(&key) {
                 fixes.push(answer::rename_key_action(doc, &key, &new, doc.range(r.start, r.end)));
             }
         }
@@ -881,14 +872,6 @@ impl GlobalState {
         let evidence = in_library.as_ref().map(|p| self.evidence_of(&p.id)).unwrap_or_default();
         Some((paper, evidence))
     }
-}
-
-/// What the library says of a cited key.
-enum LibraryKey {
-    Known,
-    /// Its paper has a new key now.
-    Renamed(String),
-    Unknown,
 }
 
 /// The workspace folders the client named (`workspaceFolders`, else

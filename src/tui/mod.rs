@@ -146,12 +146,12 @@ pub fn run(session: Session) -> Result<()> {
 /// The keys the draft cites, outside its bibliography, whose paper the
 /// library now knows under another key (old, new).
 fn renamed_keys(library: &Library, app: &App) -> Vec<(String, String)> {
-    let papers = library.papers();
     app.keys_outside_bibliography()
         .into_iter()
-        .filter(|k| papers.paper_by_key(k).ok().flatten().is_none())
-        .filter_map(|k| Some((k.clone(), papers.paper_by_former_key(&k).ok().flatten()?.key)))
-        .filter(|(_, new)| !new.is_empty())
+        .filter_map(|k| match library.papers().key_status(&k) {
+            Ok(crate::index::paper_index::KeyStatus::Renamed(new)) => Some((k, new)),
+            _ => None,
+        })
         .collect()
 }
 

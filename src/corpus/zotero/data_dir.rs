@@ -10,9 +10,7 @@ pub const DATABASE: &str = "zotero.sqlite";
 /// The data directory Zotero itself would use for the user whose home is
 /// `home` (`None`: none with a database there).
 pub fn default_data_dir(home: &Path) -> Option<PathBuf> {
-    let from_prefs = profile_dirs(home).into_iter().find_map(|profiles| {
-        let profile = default_profile(&profiles)?;
-        let prefs = std::fs::read_to_string(profile.join("prefs.js")).ok()?;
+    let from_prefs = default_prefs(home).find_map(|prefs| {
         // A data directory chosen once and then given up (useDataDir false) is not the one in use.
         let given_up = prefs.lines().any(|l| l.trim_start().starts_with("user_pref(\"extensions.zotero.useDataDir\", false"));
         pref_string(&prefs, "extensions.zotero.dataDir").filter(|_| !given_up).map(PathBuf::from)
@@ -24,10 +22,13 @@ pub fn default_data_dir(home: &Path) -> Option<PathBuf> {
 /// relative to it (`attachments:` paths; Settings → Advanced → Files and
 /// Folders), from the default profile of the user whose home is `home`.
 pub fn attachment_base_dir(home: &Path) -> Option<PathBuf> {
-    profile_dirs(home).into_iter().find_map(|profiles| {
-        let prefs = std::fs::read_to_string(default_profile(&profiles)?.join("prefs.js")).ok()?;
-        pref_string(&prefs, "extensions.zotero.baseAttachmentPath").map(PathBuf::from)
-    })
+    default_prefs(home).find_map(|prefs| pref_string(&prefs, "extensions.zotero.baseAttachmentPath").map(PathBuf::from))
+}
+
+/// The `prefs.js` of the default Zotero profile of each platform's profile
+/// directory that has one.
+fn default_prefs(home: &Path) -> impl Iterator<Item = String> {
+    profile_dirs(home).into_iter().filter_map(|profiles| std::fs::read_to_string(default_profile(&profiles)?.join("prefs.js")).ok())
 }
 
 /// The profile directories of each platform's Zotero (`profiles.ini` lives there).

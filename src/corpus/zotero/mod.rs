@@ -66,6 +66,10 @@ pub struct Head {
     pub item_id: i64,
     pub at: ItemRef,
     pub modified: String,
+    /// Collection paths (`Parent/Child`).
+    pub collections: Vec<String>,
+    /// Zotero flagged it retracted (`retractedItems`).
+    pub retracted: bool,
     /// A fingerprint of what changes without `dateModified` changing:
     /// collection membership, the retraction flag, Better BibTeX's key.
     pub aside: u64,
@@ -81,10 +85,6 @@ pub struct Item {
     /// The citation key and where it came from (none: the caller makes one).
     pub key: Option<(String, KeySource)>,
     pub tags: Vec<String>,
-    /// Collection paths (`Parent/Child`).
-    pub collections: Vec<String>,
-    /// Zotero flagged it retracted (`retractedItems`).
-    pub retracted: bool,
 }
 
 /// A PDF attachment that is not in the trash.
@@ -192,7 +192,8 @@ impl Zotero {
         Error::Zotero { path: self.dir.join(DATABASE), reason: e.to_string() }
     }
 
-    /// Every regular item not in the trash.
+    /// Every regular item not in the trash, with its collections and
+    /// retraction flag (read once here, for the fingerprint and the record).
     pub fn heads(&self) -> Result<Vec<Head>> {
         let sql = format!(
             "SELECT i.itemID, COALESCE(i.libraryID, 1), i.key, COALESCE(i.dateModified, '') FROM items i \
@@ -202,20 +203,29 @@ impl Zotero {
             not_trashed = self.not_trashed("i.itemID"),
         );
         let mut heads = self.rows(&sql, |r| {
-            Ok(Head { item_id: r.get(0)?, at: ItemRef { library: r.get(1)?, key: r.get(2)? }, modified: text(r, 3)?, aside: 0 })
+            Ok(Head {
+                item_id: r.get(0)?,
+                at: ItemRef { library: r.get(1)?, key: r.get(2)? },
+                modified: text(r, 3)?,
+                collections: Vec::new(),
+                retracted: false,
+                aside: 0,
+            })
         })?;
         let all: HashSet<i64> = heads.iter().map(|h| h.item_id).collect();
-        let collections = self.collections(&all)?;
+        let mut collections = self.collections(&all)?;
         let retracted = self.retracted()?;
         for h in &mut heads {
+            h.collections = collections.remove(&h.item_id).map(|c| c.into_iter().collect()).unwrap_or_default();
+            h.retracted = retracted.contains(&h.item_id);
             let mut aside = String::new();
             if let Some((key, source)) = self.better_bibtex.get(h.at.library, &h.at.key) {
                 aside.push_str(&format!("{key}\u{1f}{}", source.name()));
             }
-            for c in collections.get(&h.item_id).into_iter().flatten() {
+            for c in &h.collections {
                 aside.push_str(&format!("\u{1e}{c}"));
             }
-            if retracted.contains(&h.item_id) {
+            if h.retracted {
                 aside.push_str("\u{1d}retracted");
             }
             h.aside = crate::util::fnv1a64(aside.as_bytes());
@@ -243,9 +253,7 @@ impl Zotero {
         let mut fields = self.fields(&wanted)?;
         let mut creators = self.creators(&wanted)?;
         let mut tags = self.tags(&wanted)?;
-        let mut collections = self.collections(&wanted)?;
         let types = self.item_types(&wanted)?;
-        let retracted = self.retracted()?;
         let mut out = Vec::with_capacity(heads.len());
         for h in heads {
             let f = fields.remove(&h.item_id).unwrap_or_default();
@@ -273,14 +281,7 @@ impl Zotero {
                 entry_type: entry_type(types.get(&h.item_id).map_or("", String::as_str)).to_string(),
                 ..Paper::default()
             };
-            out.push(Item {
-                head: h.clone(),
-                paper,
-                key,
-                tags: item_tags,
-                collections: collections.remove(&h.item_id).map(|c| c.into_iter().collect()).unwrap_or_default(),
-                retracted: retracted.contains(&h.item_id),
-            });
+            out.push(Item { head: h.clone(), paper, key, tags: item_tags });
         }
         Ok(out)
     }
