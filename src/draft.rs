@@ -105,6 +105,21 @@ pub fn cursor_context(lines: &[String], cursor: (usize, usize), mode: ContextMod
     sentence.to_string()
 }
 
+/// The sentence a citation stands in, with `[CIT]` where its markup was
+/// (`group`, a byte range of `text`, removed): what a check scores the
+/// cited papers against.
+pub fn citing_sentence(text: &str, group: std::ops::Range<usize>) -> String {
+    // Only the paragraph around it is read (a sentence never crosses a blank line).
+    let from = text[..group.start].rfind("\n\n").map_or(0, |i| i + 1);
+    let to = text[group.end..].find("\n\n").map_or(text.len(), |i| group.end + i);
+    let stripped = format!("{}{}", &text[from..group.start], &text[group.end..to]);
+    let before = &stripped[..group.start - from];
+    let row = before.matches('\n').count();
+    let col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count();
+    let lines: Vec<String> = stripped.lines().map(str::to_string).collect();
+    cursor_context(&lines, (row, col), ContextMode::Sentence)
+}
+
 /// Title and abstract of a draft (LaTeX or Markdown front matter).
 pub fn global_context(text: &str) -> (String, String) {
     let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -169,6 +184,15 @@ mod tests {
         let l = lines("Müller’s café tagger");
         assert_eq!(cursor_context(&l, (0, 8), ContextMode::Sentence), "Müller’s[CIT] café tagger");
         assert_eq!(cursor_context(&[], (0, 0), ContextMode::Sentence), "[CIT]");
+    }
+
+    #[test]
+    fn the_citing_sentence_has_cit_where_the_citation_was() {
+        let text = "Intro.\n\nTaggers are fast \\cite{a,b}. They are accurate \\cite{c}.\n";
+        let at = text.find("\\cite{a").unwrap();
+        assert_eq!(citing_sentence(text, at..at + 10), "Taggers are fast [CIT].");
+        let at = text.find("\\cite{c").unwrap();
+        assert_eq!(citing_sentence(text, at..at + 8), "They are accurate [CIT].");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! document names) sit below every layer and serve them all. ARCHITECTURE.md
 //! says more, and lists the invariants.
 
+pub mod check;
 pub mod cli;
 pub mod corpus;
 pub mod draft;

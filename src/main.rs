@@ -7,7 +7,7 @@ fn main() -> std::process::ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     match citewise::cli::main() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         // The message and its causes, one line: a bad input is not a crash,
         // so no backtrace (even with RUST_BACKTRACE set).
         Err(e) => {

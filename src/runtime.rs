@@ -35,13 +35,20 @@ pub enum Event<K> {
     Stopped { key: K, id: u64, timings: Vec<(String, Duration)> },
     /// The request ran every stage; the wall time of each.
     Finished { key: K, id: u64, timings: Vec<(String, Duration)> },
+    /// A check of a draft's citations is done (its sentences scored, those
+    /// unchanged since the key's last check taken from its cache).
+    Checked { key: K, id: u64, report: Box<crate::check::Report> },
 }
 
 impl<K> Event<K> {
     /// The request the event is about.
     pub fn id(&self) -> u64 {
         match self {
-            Event::Stage { id, .. } | Event::Failed { id, .. } | Event::Stopped { id, .. } | Event::Finished { id, .. } => *id,
+            Event::Stage { id, .. }
+            | Event::Failed { id, .. }
+            | Event::Stopped { id, .. }
+            | Event::Finished { id, .. }
+            | Event::Checked { id, .. } => *id,
         }
     }
 }
@@ -57,8 +64,31 @@ enum Job<K> {
         id: u64,
         query: Query,
     },
+    /// Check a draft's citations (after every recommendation waiting).
+    Check(CheckJob<K>),
     /// Open the recommender again (the library's vectors changed).
     Reload,
+}
+
+/// A draft to check: its text and bibliography.
+pub struct CheckRequest {
+    pub file: String,
+    pub text: String,
+    pub syntax: crate::corpus::citation_markup::CiteSyntax,
+    pub bibliography: BibliographyOf,
+}
+
+/// A check's bibliography: as the asker read it, or a file the runner
+/// reads (off the asker's thread).
+pub enum BibliographyOf {
+    Read(crate::check::Bibliography),
+    File(std::path::PathBuf),
+}
+
+struct CheckJob<K> {
+    key: K,
+    id: u64,
+    request: CheckRequest,
 }
 
 /// Makes the recommender again, on the runner's thread.
@@ -81,6 +111,8 @@ pub struct Runner<K> {
     events: Receiver<Event<K>>,
     next_id: AtomicU64,
     newest: Newest<K>,
+    /// The newest check per key.
+    newest_check: Newest<K>,
     busy: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -101,15 +133,17 @@ impl<K: Clone + Eq + Hash + Send + 'static> Runner<K> {
         let (jobs, job_rx) = crossbeam_channel::unbounded::<Job<K>>();
         let (event_tx, events) = crossbeam_channel::unbounded();
         let newest: Newest<K> = Arc::default();
+        let newest_check: Newest<K> = Arc::default();
         let busy = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (newest, busy) = (newest.clone(), busy.clone());
+            let latest = Latest { newest: newest.clone(), checks: newest_check.clone() };
+            let busy = busy.clone();
             std::thread::Builder::new()
                 .name("citewise-runner".into())
-                .spawn(move || run(recommender, reopen, &job_rx, &event_tx, &newest, &busy))
+                .spawn(move || run(recommender, reopen, &job_rx, &event_tx, &latest, &busy))
                 .expect("spawn the runner thread")
         };
-        Runner { jobs: Some(jobs), events, next_id: AtomicU64::new(0), newest, busy, thread: Some(thread) }
+        Runner { jobs: Some(jobs), events, next_id: AtomicU64::new(0), newest, newest_check, busy, thread: Some(thread) }
     }
 
     /// Queues a request for `key` and returns its id (ids rise across
@@ -123,6 +157,19 @@ impl<K: Clone + Eq + Hash + Send + 'static> Runner<K> {
         id
     }
 
+    /// Queues a check of a draft for `key` (superseding the key's earlier
+    /// check, not its recommendation) and returns its id. Checks run when
+    /// no recommendation waits, and yield to one that comes: the sentences
+    /// scored so far are kept and the check goes on after it.
+    pub fn check_for(&self, key: K, request: CheckRequest) -> u64 {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst) + 1;
+        self.newest_check.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone(), id);
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Job::Check(CheckJob { key, id, request }));
+        }
+        id
+    }
+
     /// Cancels request `id` for `key` if it is still the newest: it stops
     /// at its next stage boundary (or is dropped from the queue).
     pub fn cancel(&self, key: &K, id: u64) {
@@ -132,9 +179,11 @@ impl<K: Clone + Eq + Hash + Send + 'static> Runner<K> {
         }
     }
 
-    /// Forgets `key` (a closed document): its request, if any, stops.
+    /// Forgets `key` (a closed document): its request and its check, if
+    /// any, stop.
     pub fn forget(&self, key: &K) {
         self.newest.lock().unwrap_or_else(PoisonError::into_inner).remove(key);
+        self.newest_check.lock().unwrap_or_else(PoisonError::into_inner).remove(key);
     }
 
     /// Makes the recommender again before the next request (its stores are
@@ -181,6 +230,7 @@ impl<K> Drop for Runner<K> {
         // No request is current any more: the running one stops at its next
         // stage boundary, and closing the queue ends the thread.
         self.newest.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        self.newest_check.lock().unwrap_or_else(PoisonError::into_inner).clear();
         self.jobs.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -192,34 +242,82 @@ fn is_newest<K: Eq + Hash>(newest: &Newest<K>, key: &K, id: u64) -> bool {
     newest.lock().unwrap_or_else(PoisonError::into_inner).get(key) == Some(&id)
 }
 
+/// The newest recommendation and the newest check of each key.
+struct Latest<K> {
+    newest: Newest<K>,
+    checks: Newest<K>,
+}
+
 fn run<K: Clone + Eq + Hash>(
     mut rec: Recommender,
     reopen: Option<Reopen>,
     jobs: &Receiver<Job<K>>,
     events: &Sender<Event<K>>,
-    newest: &Newest<K>,
+    latest: &Latest<K>,
     busy: &AtomicBool,
 ) {
-    while let Ok(first) = jobs.recv() {
+    // Checks waiting (each key's newest), and each key's scored sentences.
+    let mut checks: Vec<CheckJob<K>> = Vec::new();
+    let mut caches: HashMap<K, crate::check::SupportCache> = HashMap::new();
+    loop {
+        let first = if checks.is_empty() {
+            match jobs.recv() {
+                Ok(j) => Some(j),
+                Err(_) => return,
+            }
+        } else {
+            jobs.try_recv().ok()
+        };
         // Of the queued requests, only each key's newest runs (in the order
         // asked); the others are stopped. A reload is done first.
         let mut queued: Vec<(K, u64, Query)> = Vec::new();
         let mut reload = false;
-        for j in std::iter::once(first).chain(jobs.try_iter()) {
+        for j in first.into_iter().chain(jobs.try_iter()) {
             match j {
                 Job::Recommend { key, id, query } => queued.push((key, id, query)),
+                Job::Check(c) => {
+                    checks.retain(|old| old.key != c.key);
+                    checks.push(c);
+                }
                 Job::Reload => reload = true,
             }
         }
         busy.store(true, Ordering::SeqCst);
         if let (true, Some(reopen)) = (reload, &reopen) {
             rec = reopen();
+            // Scores of the library as it was.
+            caches.clear();
         }
         for (key, id, query) in queued {
-            if is_newest(newest, &key, id) {
-                serve(&rec, key, id, &query, events, newest);
+            if is_newest(&latest.newest, &key, id) {
+                serve(&rec, key, id, &query, events, &latest.newest);
             } else {
                 let _ = events.send(Event::Stopped { key, id, timings: Vec::new() });
+            }
+        }
+        checks.retain(|c| is_newest(&latest.checks, &c.key, c.id));
+        caches.retain(|k, _| latest.checks.lock().unwrap_or_else(PoisonError::into_inner).contains_key(k));
+        if let Some(c) = checks.first() {
+            let cache = caches.entry(c.key.clone()).or_default();
+            // Yield to any request that comes, and stop when superseded.
+            let stop = || !jobs.is_empty() || !is_newest(&latest.checks, &c.key, c.id);
+            let r = &c.request;
+            let bib = match &r.bibliography {
+                BibliographyOf::Read(b) => Ok(std::borrow::Cow::Borrowed(b)),
+                BibliographyOf::File(path) => crate::check::Bibliography::read(path).map(std::borrow::Cow::Owned),
+            };
+            let checked =
+                bib.and_then(|bib| crate::check::Checker::with_support(&rec).check_until(&r.file, &r.text, r.syntax, &bib, cache, &stop));
+            match checked {
+                Ok(Some(report)) => {
+                    let _ = events.send(Event::Checked { key: c.key.clone(), id: c.id, report: Box::new(report) });
+                    checks.remove(0);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let _ = events.send(Event::Failed { key: c.key.clone(), id: c.id, message: e.to_string() });
+                    checks.remove(0);
+                }
             }
         }
         busy.store(false, Ordering::SeqCst);

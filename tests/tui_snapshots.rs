@@ -239,3 +239,71 @@ fn invisible_characters_do_not_break_the_borders() {
         assert!(screen.contains("Another Paper Two"), "{screen}");
     }
 }
+
+/// A check of a two-citation draft, as the runner reports it: one citation
+/// whose paper fits its sentence weakly (with a better paper and its
+/// evidence), one clean.
+fn check_report() -> citewise::check::Report {
+    use citewise::check::{CitationReport, Finding, Kind, PaperRef, Report, Severity, Suggestion};
+    let weak = Finding {
+        kind: Kind::WeakSupport,
+        severity: Severity::Warning,
+        key: "mihalcea2004textrank".into(),
+        line: 3,
+        column: 120,
+        range: 0..0,
+        message: "`mihalcea2004textrank` (“TextRank: Bringing Order into Text”) fits its sentence weakly (support 0.08)".into(),
+        fix: "check that the paper says what the sentence claims; the papers below fit it better".into(),
+        suggestions: vec![Suggestion {
+            key: "shokouhi2013personalize".into(),
+            id: "doi:10.1145/2484028.2484076".into(),
+            title: "Learning to Personalize Query Auto-Completion".into(),
+            why: "fits the sentence".into(),
+            support: Some(0.91),
+            evidence: vec!["personalised query auto-completion from the user's history".into()],
+        }],
+        library_title: None,
+        keep: None,
+        best_match: Some("its abstract: “We rank the sentences of a text by a graph.”".into()),
+    };
+    let citation = |key: &str, title: &str, line, support, findings: Vec<Finding>| CitationReport {
+        key: key.into(),
+        line,
+        column: 1,
+        sentence: "Search engines complete the query prefix a user types [CIT].".into(),
+        paper: Some(PaperRef { id: key.into(), title: title.into(), year: Some(2013) }),
+        support: Some(support),
+        signals: None,
+        findings,
+    };
+    Report {
+        file: "draft.tex".into(),
+        citations: vec![
+            citation("shokouhi2013personalize", "Learning to Personalize Query Auto-Completion", 2, 0.93, Vec::new()),
+            citation("mihalcea2004textrank", "TextRank: Bringing Order into Text", 3, 0.08, vec![weak.clone()]),
+        ],
+        findings: vec![weak],
+        notices: Vec::new(),
+    }
+}
+
+#[test]
+fn the_check_view_lists_citations_weakest_first_and_shows_one_with_its_alternatives() {
+    use citewise::tui::app::{Effect, Overlay};
+    let mut a = app(DRAFT);
+    assert_eq!(a.on_key(KeyEvent::new(KeyCode::F(8), KeyModifiers::NONE)), [Effect::Check]);
+    a.on_check_requested(7);
+    a.on_checked(6, check_report());
+    assert_eq!(*a.overlay(), Overlay::None, "an older check is not shown");
+    a.on_checked(7, check_report());
+    assert_eq!(*a.overlay(), Overlay::Check);
+    assert_eq!(a.check_view().unwrap().current().unwrap().key, "mihalcea2004textrank", "the weakest first");
+    insta::assert_snapshot!(render(&a, 120, 30));
+    a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    insta::assert_snapshot!("check_view_details", render(&a, 120, 30));
+    a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_eq!(a.check_view().unwrap().current().unwrap().key, "shokouhi2013personalize");
+    a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert_eq!(*a.overlay(), Overlay::None);
+}

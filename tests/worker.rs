@@ -117,6 +117,7 @@ fn events_until_finished(worker: &Worker, last: u64) -> (Vec<String>, Option<cit
                     return (seen, complete);
                 }
             }
+            WorkerEvent::Checked { id, .. } => seen.push(format!("{id} checked")),
             WorkerEvent::Failed { id, message, .. } => panic!("request {id} failed: {message}"),
         }
     }
@@ -238,4 +239,56 @@ fn evidence_imported_meanwhile_is_picked_up() {
     let koehn = after.candidates.iter().find(|c| c.id == "bib:koehn2003phrase").expect("found through the new evidence");
     assert!(koehn.channels.iter().any(|ch| ch.channel.name() == "evidence"), "{:?}", koehn.channels);
     assert!(koehn.evidence.iter().any(|e| e.sentence.contains("cross-lingual alignment")), "{:?}", koehn.evidence);
+}
+
+#[test]
+fn checks_wait_for_recommendations_and_a_newer_check_supersedes_an_older_one() {
+    use citewise::check::Bibliography;
+    use citewise::corpus::citation_markup::CiteSyntax;
+    use citewise::runtime::{BibliographyOf, CheckRequest};
+    let dir = tempfile::tempdir().unwrap();
+    let lib = Library::open_or_create(dir.path()).unwrap();
+    import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &Quiet).unwrap();
+    let gate = Arc::new(Gate::default());
+    let rec = Recommender::new(Arc::new(lib), &Models::none())
+        .with_channel(Box::new(GatedChannel { id: ChannelId::Citation, gate: gate.clone() }));
+    let worker = Worker::spawn(rec);
+    let _open_on_exit = OpenOnDrop(gate.clone());
+    let check = |text: &str| CheckRequest {
+        file: "draft.tex".into(),
+        text: text.into(),
+        syntax: CiteSyntax::Latex,
+        bibliography: BibliographyOf::Read(Bibliography::default()),
+    };
+    let older = "Phrase tables translate phrases \\cite{koehn2003phrase}.";
+    let newer = "BLEU scores machine translation output \\cite{papineni2002bleu}.";
+    // A recommendation waits at the gate; two checks and a second
+    // recommendation are asked meanwhile.
+    let q1 = "statistical phrase-based translation";
+    let first = worker.request(Query::new(q1));
+    gate.wait_entered(q1);
+    let _superseded = worker.check_for((), check(older));
+    let checked = worker.check_for((), check(newer));
+    let q2 = "automatic evaluation of machine translation";
+    let second = worker.request(Query::new(q2));
+    gate.set_open(true);
+    let mut seen = Vec::new();
+    let report = loop {
+        match worker.recv_timeout(WAIT).unwrap_or_else(|| panic!("the check finishes; seen {seen:?}")) {
+            WorkerEvent::Checked { id, report, .. } => {
+                seen.push(format!("{id} checked"));
+                break report;
+            }
+            WorkerEvent::Finished { id, .. } => seen.push(format!("{id} finished")),
+            WorkerEvent::Stopped { id, .. } => seen.push(format!("{id} stopped")),
+            WorkerEvent::Stage { .. } => {}
+            WorkerEvent::Failed { id, message, .. } => panic!("{id} failed: {message}"),
+        }
+    };
+    assert_eq!(seen, [format!("{first} stopped"), format!("{second} finished"), format!("{checked} checked")], "recommendations first");
+    assert_eq!(report.citations.len(), 1);
+    assert_eq!(report.citations[0].key, "papineni2002bleu", "the newer check's draft");
+    let entered = gate.entered();
+    assert!(entered.iter().any(|q| q.contains("BLEU scores machine translation output")), "{entered:?}");
+    assert!(!entered.iter().any(|q| q.contains("Phrase tables translate")), "the older check never ran: {entered:?}");
 }

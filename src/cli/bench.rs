@@ -3,6 +3,8 @@ use std::time::Instant;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
+
+use crate::corpus::citation_markup::CiteSyntax;
 use serde::Serialize;
 
 use crate::library::import::{import, ImportOptions, Quiet};
@@ -129,6 +131,15 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 20000)]
         items: usize,
     },
+    /// `citewise check` on a draft made of a benchmark split's contexts
+    /// (each context's sentence citing its paper by the library's key, with
+    /// uncited sentences between, about 40 KB: ten pages): from scratch,
+    /// again unchanged, and after one sentence changed (as the language
+    /// server checks), with peak memory
+    Check {
+        #[command(flatten)]
+        contexts: TimedContexts,
+    },
     /// Input-to-render latency of the editor while recommendations run in the background
     Keys {
         /// Library to recommend from [default: the --library / default library]
@@ -215,6 +226,7 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
         }
         BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
         BenchWhat::Zotero { papers, items } => bench_zotero(papers, *items)?,
+        BenchWhat::Check { contexts: c } => bench_check(c.library.as_deref(), &c.bench, &c.split, c.queries, models)?,
         BenchWhat::Lsp { contexts: c } => bench_lsp(c.library.as_deref(), &c.bench, &c.split, c.queries)?,
         BenchWhat::Pipeline { contexts: c, rerank_depth } => {
             bench_pipeline(c.library.as_deref(), &c.bench, &c.split, c.queries, rerank_depth, models.device_preference())?
@@ -244,6 +256,70 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             println!("{out}");
         }
     }
+    Ok(())
+}
+
+/// `bench check`: a ten-page draft of `citations` contexts checked three
+/// times with one cache (from scratch, unchanged, one sentence changed).
+fn bench_check(library: Option<&std::path::Path>, bench: &std::path::Path, split: &str, citations: usize, models: &Models) -> Result<()> {
+    use crate::check::{Bibliography, Checker, SupportCache};
+    use crate::corpus::benchmark::CIT;
+    let dir = library_dir(library)?;
+    let lib = std::sync::Arc::new(Library::open(&dir)?);
+    let models = Models::on(models.device_preference()).for_library(Some(dir));
+    let papers = lib.papers();
+    let mut cited = Vec::new();
+    let mut filler = Vec::new();
+    for c in crate::eval::harness::sample(crate::eval::harness::load_split(bench, split)?, citations * 4) {
+        let key = c.cited.first().and_then(|id| papers.paper_by_id(id).ok().flatten()).map(|p| p.key).filter(|k| !k.is_empty());
+        match key {
+            Some(key) if cited.len() < citations && c.context.contains(CIT) => {
+                cited.push(c.context.replacen(CIT, &format!("\\cite{{{key}}}"), 1))
+            }
+            _ => filler.push(crate::corpus::citation_markup::strip_citations(&c.context)),
+        }
+    }
+    let mut text = String::from("\\title{A draft}\n");
+    let mut fill = filler.iter().cycle();
+    for (i, sentence) in cited.iter().enumerate() {
+        text.push_str(sentence.trim());
+        text.push(' ');
+        // Uncited sentences between, to about ten pages (40 KB).
+        while text.len() < (i + 1) * 40_000 / cited.len().max(1) {
+            text.push_str(fill.next().map_or("More text.", |s| s.as_str()));
+            text.push(' ');
+        }
+        text.push_str("\n\n");
+    }
+    let rec = crate::pipeline::Recommender::new(lib.clone(), &models);
+    let checker = Checker::with_support(&rec);
+    let bib = Bibliography::default();
+    let mut cache = SupportCache::default();
+    // The models load on the first sentence checked: timed apart.
+    let t = Instant::now();
+    checker.check("warm.tex", "Models load here \\cite{x}.", CiteSyntax::Latex, &bib, &mut SupportCache::default())?;
+    let mut times = vec![("models loaded", t.elapsed().as_secs_f64())];
+    let mut report = None;
+    let changed =
+        text.replacen(cited.first().map_or("", |s| s.as_str()), &format!("In short, {}", cited.first().map_or("", |s| s.as_str())), 1);
+    for (what, draft) in [("from scratch", &text), ("unchanged", &text), ("one sentence changed", &changed)] {
+        let t = Instant::now();
+        report = Some(checker.check("bench.tex", draft, CiteSyntax::Latex, &bib, &mut cache)?);
+        times.push((what, t.elapsed().as_secs_f64()));
+    }
+    let report = report.unwrap_or_default();
+    let weak = report.findings.iter().filter(|f| f.kind == crate::check::Kind::WeakSupport).count();
+    let out = serde_json::json!({
+        "papers": papers.num_papers(),
+        "draft_bytes": text.len(),
+        "citations": report.citations.len(),
+        "scored": report.citations.iter().filter(|c| c.support.is_some()).count(),
+        "weak": weak,
+        "reranker": rec.reranker().map(|r| r.source.clone()),
+        "seconds": times.iter().map(|(w, s)| (w.to_string(), serde_json::json!(s))).collect::<serde_json::Map<_, _>>(),
+        "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
+    });
+    println!("{out}");
     Ok(())
 }
 

@@ -23,7 +23,7 @@ pub struct EvalArgs {
     #[arg(long)]
     pub as_encoded: bool,
     /// Benchmark directory holding papers.jsonl.gz and contexts.jsonl.gz
-    #[arg(long, value_name = "DIR", required_unless_present = "compare")]
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["compare", "fit_support"])]
     pub bench: Option<PathBuf>,
     /// Which split to evaluate
     #[arg(long, default_value = "test")]
@@ -83,6 +83,20 @@ pub struct EvalArgs {
     /// Compare two JSON results instead of running
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Option<Vec<PathBuf>>,
+    /// Measure `citewise check`'s support score instead: each context's true
+    /// citation against a random library paper and a hard swap from the
+    /// fused top 20 (ROC-AUC, share flagged weak); --json keeps every item
+    #[arg(long)]
+    pub check: bool,
+    /// Fit the support model on the items of `eval --check --json` files
+    /// (true against both swaps, classes weighed equally; threshold at the
+    /// 4 % quantile of the true citations) and print it
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "check")]
+    pub fit_support: Option<Vec<PathBuf>>,
+    /// With --fit-support: also show the fitted (and the shipped) model on
+    /// these `eval --check --json` files, not fitted on
+    #[arg(long, value_name = "FILE", num_args = 1.., requires = "fit_support")]
+    pub support_on: Vec<PathBuf>,
 }
 
 /// `--evidence-order`.
@@ -114,6 +128,9 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
         let (ra, rb) = (load(&files[0])?, load(&files[1])?);
         print!("{}", report::compare(&ra, &rb, &files[0].display().to_string(), &files[1].display().to_string()));
         return Ok(());
+    }
+    if let Some(files) = &a.fit_support {
+        return fit_support(files, &a.support_on);
     }
     let bench = a.bench.as_ref().expect("clap requires --bench");
     // The pool gets the citation channel's paper vectors whenever the
@@ -175,6 +192,9 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     if let Some(n) = a.sample {
         contexts = crate::eval::harness::sample(contexts, n);
     }
+    if a.check {
+        return check_support(&lib, models, settings, &contexts, a);
+    }
     // No depth given: the recommender's own (deeper when the reranker runs
     // on a GPU).
     let plan = Plan::new(&stages, &a.rerank_depth, a.fused_only);
@@ -205,6 +225,83 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
         }
         None => print!("{text}"),
     }
+    Ok(())
+}
+
+/// `eval --check`: the support score's AUCs on the split.
+fn check_support(
+    lib: &Arc<Library>,
+    models: &Models,
+    settings: Settings,
+    contexts: &[crate::corpus::benchmark::CitationContext],
+    a: &EvalArgs,
+) -> Result<()> {
+    use crate::eval::check::evaluate_check;
+    let rec = Recommender::open(lib.clone(), models, None, settings)?;
+    let mut ids: Vec<String> = lib.papers().all_ids()?.into_iter().collect();
+    ids.sort();
+    let bar = count_bar(contexts.len() as u64, "scoring citations and swaps");
+    let t = std::time::Instant::now();
+    let result = evaluate_check(&rec, contexts, &ids, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    print!("{}", check_table(&a.split, &result));
+    println!("{:.0} ms a context (three pairs and their alternatives)", t.elapsed().as_secs_f64() * 1000.0 / result.contexts.max(1) as f64);
+    if let Some(p) = &a.json {
+        crate::util::write_atomic(p, serde_json::to_string(&result)?.as_bytes())?;
+        eprintln!("results written to {}", p.display());
+    }
+    Ok(())
+}
+
+fn check_table(split: &str, r: &crate::eval::check::CheckEval) -> String {
+    format!(
+        "support score, `{split}`, {} contexts\n| AUC true vs random | AUC true vs hard | true flagged | random flagged | hard flagged |\n|---|---|---|---|---|\n| {:.3} | {:.3} | {:.1} % | {:.1} % | {:.1} % |\n",
+        r.contexts,
+        r.auc_random,
+        r.auc_hard,
+        100.0 * r.flagged_true,
+        100.0 * r.flagged_random,
+        100.0 * r.flagged_hard
+    )
+}
+
+/// `eval --fit-support`: fits the full and the word-channel models on the
+/// files' items (their features computed again from the signals they
+/// recorded), each file a group, and shows every file (and those of
+/// `--support-on`) under them and under the shipped models.
+fn fit_support(files: &[PathBuf], shown: &[PathBuf]) -> Result<()> {
+    use crate::check::support::{SupportModel, FEATURES, MODEL, WORDS_MODEL};
+    use crate::eval::check::{fit, summarise, CheckEval, CheckItem};
+    let load = |f: &PathBuf| -> Result<(String, CheckEval)> {
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let run: CheckEval = serde_json::from_str(&text).with_context(|| format!("{}: not an eval --check --json result", f.display()))?;
+        Ok((f.display().to_string(), run))
+    };
+    let fitted_on = files.iter().map(load).collect::<Result<Vec<_>>>()?;
+    let also = shown.iter().map(load).collect::<Result<Vec<_>>>()?;
+    let rescored = |run: &CheckEval| -> Vec<CheckItem> { run.items.iter().cloned().map(|i| i.rescored(None)).collect() };
+    let groups: Vec<Vec<CheckItem>> = fitted_on.iter().map(|(_, r)| rescored(r)).collect();
+    let group_refs: Vec<&[CheckItem]> = groups.iter().map(Vec::as_slice).collect();
+    let full = fit(&group_refs, &(0..FEATURES).collect::<Vec<_>>(), 0.04);
+    let words = fit(&group_refs, &[0], 0.04);
+    println!("fitted full model: {full:?}\nfitted words model: {words:?}");
+    let show = |name: &str, model: &SupportModel, runs: &[(String, CheckEval)]| {
+        for (file, run) in runs {
+            let items: Vec<CheckItem> = run.items.iter().cloned().map(|i| i.rescored(Some(model))).collect();
+            let mut r = summarise(run.contexts, items);
+            let share = |v: &str| {
+                let of: Vec<_> = r.items.iter().filter(|i| i.variant == v).collect();
+                of.iter().filter(|i| i.score < model.threshold).count() as f64 / of.len().max(1) as f64
+            };
+            (r.flagged_true, r.flagged_random, r.flagged_hard) = (share("true"), share("random"), share("hard"));
+            print!("{name} model on {file}: {}", check_table("", &r));
+        }
+    };
+    let all: Vec<(String, CheckEval)> = fitted_on.into_iter().chain(also).collect();
+    show("fitted full", &full, &all);
+    show("fitted words", &words, &all);
+    show("shipped full", &MODEL, &all);
+    show("shipped words", &WORDS_MODEL, &all);
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 
 mod adapt;
 mod bench;
+mod check;
 mod distill;
 mod doctor;
 mod eval;
@@ -67,6 +68,9 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Recommend papers to cite for a piece of text
     Recommend(recommend::RecommendArgs),
+    /// Check a draft's citations: unknown keys, mismatched entries, duplicates, retracted papers and weak support
+    /// (exit code 1 on a warning or above)
+    Check(check::CheckArgs),
     /// List the citing sentences in the evidence database that cite a paper
     Evidence(evidence::EvidenceArgs),
     /// Measure recommendation quality on a citation benchmark
@@ -100,25 +104,34 @@ pub struct EmbedArgs {
 }
 
 /// Parses the command line and runs it.
-pub fn main() -> Result<()> {
+pub fn main() -> Result<std::process::ExitCode> {
     let cli = Cli::parse();
+    if let Some(Command::Check(a)) = &cli.command {
+        let models = Models::installed().for_library(library_dir(&cli).ok());
+        return Ok(check::run(&open_library(&cli)?, a, &models)?.into());
+    }
+    run(&cli).map(|()| std::process::ExitCode::SUCCESS)
+}
+
+fn run(cli: &Cli) -> Result<()> {
     // The models of this process: loaded on first use, shared by every
     // recommender the command makes.
-    let models = Models::installed().for_library(library_dir(&cli).ok());
+    let models = Models::installed().for_library(library_dir(cli).ok());
     match &cli.command {
-        Some(Command::Import(a)) => import::run(&library_dir(&cli)?, a, &models),
-        Some(Command::Recommend(a)) => recommend::run(&open_library(&cli)?, a, &models),
+        Some(Command::Import(a)) => import::run(&library_dir(cli)?, a, &models),
+        Some(Command::Recommend(a)) => recommend::run(&open_library(cli)?, a, &models),
+        Some(Command::Check(_)) => unreachable!("answered above"),
         Some(Command::Eval(a)) => eval::run(a, &models),
-        Some(Command::Evidence(a)) => evidence::run(&library_dir(&cli)?, a),
+        Some(Command::Evidence(a)) => evidence::run(&library_dir(cli)?, a),
         Some(Command::Bench(a)) => bench::run(a, &models),
-        Some(Command::Info(a)) => info(&cli, a),
-        Some(Command::Doctor(a)) => doctor::run(&library_dir(&cli)?, a, &models),
+        Some(Command::Info(a)) => info(cli, a),
+        Some(Command::Doctor(a)) => doctor::run(&library_dir(cli)?, a, &models),
         Some(Command::Train(a)) => train::run(a, &models),
-        Some(Command::Adapt(a)) => adapt::run(&library_dir(&cli)?, a),
-        Some(Command::Distill(a)) => distill::run(&library_dir(&cli)?, a),
-        Some(Command::Lsp(a)) => lsp::run(&library_dir(&cli)?, a, models),
+        Some(Command::Adapt(a)) => adapt::run(&library_dir(cli)?, a),
+        Some(Command::Distill(a)) => distill::run(&library_dir(cli)?, a),
+        Some(Command::Lsp(a)) => lsp::run(&library_dir(cli)?, a, models),
         Some(Command::Embed(a)) => {
-            let lib = open_library(&cli)?;
+            let lib = open_library(cli)?;
             if !a.fast {
                 import::encode_spans(&lib, &models)?;
             }
@@ -129,7 +142,7 @@ pub fn main() -> Result<()> {
             }
             import::embed_citation(&lib, &models, import::CitationVectors::All)
         }
-        None => editor(&cli, models),
+        None => editor(cli, models),
     }
 }
 

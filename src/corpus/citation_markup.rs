@@ -317,31 +317,69 @@ fn pandoc_key_at(s: &str, i: usize) -> Option<(Range<usize>, usize)> {
 /// addresses, in brackets or narrative, `-@key` too (Markdown); `@key` and
 /// `#cite(<key>)` (Typst).
 pub fn citations(text: &str, syntax: CiteSyntax) -> Vec<(String, Range<usize>)> {
-    let mut out = Vec::new();
+    citation_groups(text, syntax).into_iter().flat_map(|g| g.keys).collect()
+}
+
+/// One citation as written: the whole markup (a `\cite`-family command
+/// with its arguments, a bracketed Pandoc group, a narrative `@key`, a
+/// Typst `@key` or `#cite(<key>)`) and the keys it holds with their ranges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitationGroup {
+    pub range: Range<usize>,
+    pub keys: Vec<(String, Range<usize>)>,
+}
+
+/// Every citation of `text` in `syntax` as a group, in order; the keys are
+/// those [`citations`] finds.
+pub fn citation_groups(text: &str, syntax: CiteSyntax) -> Vec<CitationGroup> {
+    let mut groups = Vec::new();
     match syntax {
         CiteSyntax::Latex => {
             // A command still open at the text's end is being typed, not cited.
-            for (_, args) in latex_commands(text).filter(|(_, a)| !a.open) {
-                for list in args.key_lists {
-                    split_keys(&text[list.clone()], list.start, &mut out);
+            for (start, args) in latex_commands(text).filter(|(_, a)| !a.open) {
+                let mut keys = Vec::new();
+                for list in &args.key_lists {
+                    split_keys(&text[list.clone()], list.start, &mut keys);
+                }
+                if !keys.is_empty() {
+                    groups.push(CitationGroup { range: start..args.end, keys });
                 }
             }
         }
         CiteSyntax::Markdown => {
+            // Bracketed groups (`[see @a, p. 3; -@b]`), in order.
+            let mut bracketed = text.match_indices('[').filter_map(|(i, _)| bracketed_len(&text[i..]).map(|len| i..i + len)).peekable();
+            let mut open: Option<CitationGroup> = None;
             for (i, _) in text.match_indices('@') {
-                if at_sign_starts_citation(text, i) {
-                    if let Some((key, _)) = pandoc_key_at(text, i) {
-                        out.push((text[key.clone()].to_string(), key));
+                if !at_sign_starts_citation(text, i) {
+                    continue;
+                }
+                let Some((key, end)) = pandoc_key_at(text, i) else { continue };
+                while bracketed.peek().is_some_and(|b| b.end <= i) {
+                    bracketed.next();
+                }
+                // In a bracketed group, else narrative (`@key`, `-@key`, `@{key}`).
+                let whole = match bracketed.peek().filter(|b| b.start < i) {
+                    Some(b) => b.clone(),
+                    None => (if text[..i].ends_with('-') { i - 1 } else { i })..end,
+                };
+                let entry = (text[key.clone()].to_string(), key);
+                match &mut open {
+                    Some(g) if g.range == whole => g.keys.push(entry),
+                    _ => {
+                        groups.extend(open.take());
+                        open = Some(CitationGroup { range: whole, keys: vec![entry] });
                     }
                 }
             }
+            groups.extend(open);
         }
         CiteSyntax::Typst => {
-            let mut found: Vec<(String, Range<usize>)> = Vec::new();
             for (i, _) in text.match_indices('@') {
                 let len = typst_key_len(&text[i + 1..]);
                 if len > 0 && at_sign_starts_citation(text, i) {
-                    found.push((text[i + 1..i + 1 + len].to_string(), i + 1..i + 1 + len));
+                    let key = i + 1..i + 1 + len;
+                    groups.push(CitationGroup { range: i..key.end, keys: vec![(text[key.clone()].to_string(), key)] });
                 }
             }
             for (i, _) in text.match_indices("#cite(") {
@@ -351,15 +389,21 @@ pub fn citations(text: &str, syntax: CiteSyntax) -> Vec<(String, Range<usize>)> 
                 if let Some(label) = text[start..].strip_prefix('<').map(|l| window(l, MAX_KEY)) {
                     let len = label.find(|c: char| c == '>' || c.is_whitespace()).unwrap_or(label.len());
                     if len > 0 && label[len..].starts_with('>') {
-                        found.push((label[..len].to_string(), start + 1..start + 1 + len));
+                        let key = start + 1..start + 1 + len;
+                        // To the call's `)` (its other arguments, e.g. a supplement), within a group's length.
+                        let after = key.end + 1;
+                        let end = window(&text[after..], MAX_GROUP)
+                            .find([')', '\n'])
+                            .filter(|&e| text[after + e..].starts_with(')'))
+                            .map_or(after, |e| after + e + 1);
+                        groups.push(CitationGroup { range: i..end, keys: vec![(text[key.clone()].to_string(), key)] });
                     }
                 }
             }
-            found.sort_by_key(|(_, r)| r.start);
-            out = found;
+            groups.sort_by_key(|g| g.range.start);
         }
     }
-    out
+    groups
 }
 
 /// The distinct keys `text` cites, in order of first citation.
@@ -513,6 +557,41 @@ mod tests {
 
     fn keys(text: &str, syntax: CiteSyntax) -> Vec<String> {
         citations(text, syntax).into_iter().map(|(k, _)| k).collect()
+    }
+
+    #[test]
+    fn citation_groups_span_the_whole_markup() {
+        let spans = |text: &str, syntax| -> Vec<(String, Vec<String>)> {
+            citation_groups(text, syntax)
+                .into_iter()
+                .map(|g| {
+                    (
+                        text[g.range].to_string(),
+                        g.keys
+                            .into_iter()
+                            .map(|(k, r)| {
+                                assert_eq!(text[r].to_string(), k);
+                                k
+                            })
+                            .collect(),
+                    )
+                })
+                .collect()
+        };
+        let t = r"As in \citep[p.~3]{smith2020, doe2019} and \cite{x}.";
+        assert_eq!(
+            spans(t, CiteSyntax::Latex),
+            [
+                (r"\citep[p.~3]{smith2020, doe2019}".to_string(), vec!["smith2020".to_string(), "doe2019".to_string()]),
+                (r"\cite{x}".to_string(), vec!["x".to_string()])
+            ]
+        );
+        let md = "See [@a; -@b, p. 3] and @{c} or -@d.";
+        let got = spans(md, CiteSyntax::Markdown);
+        assert_eq!(got.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), ["[@a; -@b, p. 3]", "@{c}", "-@d"]);
+        assert_eq!(got[0].1, ["a", "b"]);
+        let typ = "As #cite(<smith>) and @doe showed.";
+        assert_eq!(spans(typ, CiteSyntax::Typst).iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), ["#cite(<smith>)", "@doe"]);
     }
 
     #[test]

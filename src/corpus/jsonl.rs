@@ -25,6 +25,9 @@ struct Row {
     bibkey: Option<String>,
     #[serde(default)]
     keywords: serde_json::Value,
+    /// The paper is flagged retracted.
+    #[serde(default)]
+    retracted: bool,
 }
 
 /// Parses one line. Errors name the problem; the caller adds file and line.
@@ -67,7 +70,7 @@ pub fn parse_line(line: &str) -> Result<Paper, String> {
         url: row.url.unwrap_or_default(),
         entry_type: String::new(),
         bibtex: String::new(),
-        retracted: false,
+        retracted: row.retracted,
         zotero: None,
     })
 }

@@ -46,12 +46,7 @@ pub fn same_work(a: &Paper, b: &Paper, strictness: Strictness) -> bool {
             let t = title_key(&a.title);
             t.chars().count() >= MIN_TITLE_CHARS && t == title_key(&b.title) && !two_dois(a, b)
         }
-        Strictness::Loose => {
-            let (ta, tb): (Vec<char>, Vec<char>) = (fold(&a.title).chars().collect(), fold(&b.title).chars().collect());
-            ta.len() >= MIN_TITLE_CHARS
-                && tb.len().abs_diff(ta.len()) <= ta.len() / 25 + 1
-                && approx_find(&tb, &ta, (ta.len() / 25).max(1)).is_some()
-        }
+        Strictness::Loose => titles_close(&a.title, &b.title),
     }
 }
 
@@ -76,6 +71,59 @@ pub fn years_agree(a: Option<i32>, b: Option<i32>) -> bool {
 /// Both records carry a DOI, and not the same one.
 fn two_dois(a: &Paper, b: &Paper) -> bool {
     !a.doi.is_empty() && !b.doi.is_empty() && !a.doi.eq_ignore_ascii_case(&b.doi)
+}
+
+/// The family name of a display name: "Dekai Wu" → "Wu", "Wu, Dekai" →
+/// "Wu", "Gertjan van Noord" → "Noord" (as "van Noord (1997)" is read).
+pub fn family_name(author: &str) -> &str {
+    match author.split_once(',') {
+        Some((family, _)) => family.split_whitespace().last().unwrap_or(""),
+        None => author.split_whitespace().last().unwrap_or(""),
+    }
+}
+
+/// Whether the first authors of `a` and `b` are one person as far as the
+/// records say (family names compared folded; an unknown first author
+/// agrees with anyone).
+pub fn first_authors_agree(a: &Paper, b: &Paper) -> bool {
+    match (a.authors.first(), b.authors.first()) {
+        (Some(x), Some(y)) => {
+            let (x, y) = (fold(family_name(x)), fold(family_name(y)));
+            x.is_empty() || y.is_empty() || x == y
+        }
+        _ => true,
+    }
+}
+
+/// Whether two titles name one work: the same letters and digits, or
+/// [`titles_close`].
+pub fn titles_agree(a: &str, b: &str) -> bool {
+    title_key(a) == title_key(b) || titles_close(a, b)
+}
+
+/// Two titles long enough to identify a work, a letter or two in
+/// twenty-five apart (a typo, a lost hyphen): [`Strictness::Loose`]'s rule.
+pub fn titles_close(a: &str, b: &str) -> bool {
+    let (ta, tb): (Vec<char>, Vec<char>) = (fold(a).chars().collect(), fold(b).chars().collect());
+    ta.len() >= MIN_TITLE_CHARS
+        && tb.len().abs_diff(ta.len()) <= ta.len() / 25 + 1
+        && approx_find(&tb, &ta, (ta.len() / 25).max(1)).is_some()
+}
+
+/// Whether a record is a preprint: an arXiv, bioRxiv/medRxiv, SSRN or
+/// Research Square DOI, or a venue that names a preprint server (CoRR is
+/// arXiv's name in DBLP).
+pub fn is_preprint(p: &Paper) -> bool {
+    const DOI_PREFIXES: [&str; 4] = ["10.48550/", "10.1101/", "10.2139/ssrn", "10.21203/rs."];
+    let doi = p.doi.to_ascii_lowercase();
+    if DOI_PREFIXES.iter().any(|d| doi.starts_with(d)) {
+        return true;
+    }
+    let venue = fold(&p.venue);
+    venue == "corr"
+        || ["arxiv", "biorxiv", "medrxiv", "ssrn"].iter().any(|v| venue.starts_with(v))
+        || venue.contains("preprint")
+        || p.entry_type == "unpublished"
 }
 
 /// Lower case, accents folded, letters and digits only: for comparing

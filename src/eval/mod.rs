@@ -1,6 +1,7 @@
 //! Evaluation: Recall@K, MRR and nDCG@10 of held-out citations, per source;
 //! the plan of an evaluation's runs (`plan`).
 
+pub mod check;
 pub mod harness;
 pub mod metrics;
 pub mod plan;

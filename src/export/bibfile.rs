@@ -99,7 +99,9 @@ pub fn entry_text(p: &Paper, key: &str) -> String {
     generate(p, key)
 }
 
-fn escape(s: &str) -> String {
+/// A value as BibTeX reads it back: LaTeX's special characters escaped,
+/// braces dropped (they would unbalance the entry).
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

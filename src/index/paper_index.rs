@@ -354,6 +354,43 @@ impl PaperIndex {
         })
     }
 
+    /// The paper whose DOI is `doi` (any case, with or without a resolver
+    /// prefix).
+    pub fn paper_by_doi(&self, doi: &str) -> Result<Option<Paper>> {
+        let doi = crate::corpus::paper::normalize_doi(doi);
+        if doi.is_empty() {
+            return Ok(None);
+        }
+        match self.find_by_external_id(&format!("doi:{doi}"))? {
+            Some(id) => self.paper_by_id(&id),
+            None => Ok(None),
+        }
+    }
+
+    /// Every citation key the library's papers carry (at most `limit`; a
+    /// key whose paper was removed since the last merge may linger: look it
+    /// up before offering it).
+    pub fn keys(&self, limit: usize) -> Result<Vec<String>> {
+        let searcher = self.searcher();
+        let mut out = Vec::new();
+        for seg in searcher.segment_readers() {
+            let inverted = seg.inverted_index(self.fields.ext)?;
+            let mut stream =
+                inverted.terms().range().ge("key:".as_bytes()).lt("key;".as_bytes()).into_stream().map_err(tantivy::TantivyError::from)?;
+            while stream.advance() {
+                if let Some(key) = std::str::from_utf8(stream.key()).ok().and_then(|k| k.strip_prefix("key:")) {
+                    out.push(key.to_string());
+                }
+                if out.len() >= limit {
+                    break;
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
     /// BM25 over titles alone: the records of the top `k`.
     pub fn title_candidates(&self, text: &str, k: usize) -> Result<Vec<Paper>> {
         let terms = self.query_terms(text);

@@ -176,3 +176,104 @@ pub fn hover_markdown(p: &Paper, evidence: &[EvidenceSnippet], bib: &Path) -> St
     }
     md
 }
+
+/// A check's finding as a diagnostic: unknown keys are warnings (a key
+/// being typed is unknown for a moment), a renamed key carries its new key
+/// for the quick fix.
+pub fn diagnostic(doc: &Document, f: &crate::check::Finding) -> lsp_types::Diagnostic {
+    use crate::check::finding::RENAMED;
+    use crate::check::{Kind, Severity};
+    use lsp_types::DiagnosticSeverity;
+    let renamed = (f.kind == Kind::UnknownKey).then(|| f.suggestions.iter().find(|s| s.why == RENAMED)).flatten();
+    let (message, data) = match renamed {
+        Some(s) => (
+            format!("`{}` is now `{}` in the library (its citation key changed); a quick fix rewrites it", f.key, s.key),
+            Some(serde_json::json!({ "renamed_to": s.key })),
+        ),
+        None => {
+            let mut m = f.message.clone();
+            if let Some(best) = &f.best_match {
+                m.push_str(&format!("\n{best}"));
+            }
+            for s in f.suggestions.iter().filter(|s| !s.key.is_empty()) {
+                let title = if s.title.is_empty() { String::new() } else { format!(" “{}”", s.title) };
+                m.push_str(&format!("\n→ {}{title} ({})", s.key, s.why));
+            }
+            (m, None)
+        }
+    };
+    let severity = match (f.kind, f.severity) {
+        (Kind::UnknownKey, _) | (_, Severity::Warning) => DiagnosticSeverity::WARNING,
+        (_, Severity::Error) => DiagnosticSeverity::ERROR,
+        (_, Severity::Info) => DiagnosticSeverity::INFORMATION,
+    };
+    lsp_types::Diagnostic {
+        range: doc.range(f.range.start, f.range.end),
+        severity: Some(severity),
+        code: Some(lsp_types::NumberOrString::String(
+            serde_json::to_value(f.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+        )),
+        source: Some("citewise".into()),
+        message,
+        data,
+        ..Default::default()
+    }
+}
+
+/// The quick fixes of a finding: its key replaced by each key it suggests
+/// (the duplicate's kept key first), and a mismatched entry's title
+/// rewritten in the bibliography from the library's record.
+pub fn fixes(doc: &Document, f: &crate::check::Finding, bib: &crate::check::Bibliography, open_bib: Option<&str>) -> Vec<CodeAction> {
+    use crate::check::finding::RENAMED;
+    let range = doc.range(f.range.start, f.range.end);
+    let mut out = Vec::new();
+    if let Some(keep) = &f.keep {
+        out.push(replace_key_action(doc, range, format!("Cite {keep} instead of {} (one work)", f.key), keep, true));
+    }
+    for (i, s) in f.suggestions.iter().filter(|s| !s.key.is_empty()).enumerate() {
+        if s.why == RENAMED {
+            out.push(rename_key_action(doc, &f.key, &s.key, range));
+        } else {
+            let title = format!("Replace {} with {} ({})", f.key, s.key, s.why);
+            out.push(replace_key_action(doc, range, title, &s.key, i == 0 && f.keep.is_none()));
+        }
+    }
+    if let (Some(title), Some(path)) = (&f.library_title, &bib.path) {
+        out.extend(fix_title_action(f, title, path, open_bib));
+    }
+    out
+}
+
+fn replace_key_action(doc: &Document, range: Range, title: String, key: &str, preferred: bool) -> CodeAction {
+    let edit = TextEdit { range, new_text: key.to_string() };
+    CodeAction {
+        title,
+        kind: Some(CodeActionKind::QUICKFIX),
+        is_preferred: Some(preferred),
+        edit: Some(WorkspaceEdit { changes: Some([(doc.uri.clone(), vec![edit])].into_iter().collect()), ..Default::default() }),
+        ..Default::default()
+    }
+}
+
+/// "Fix the title of `key` in refs.bib from the library": an edit of the
+/// bibliography's `title` value (as the editor holds the file when it is
+/// open, else as it is on disk), the title escaped as BibTeX reads it; none
+/// when the file or the field is not found.
+fn fix_title_action(f: &crate::check::Finding, title: &str, bib: &Path, open: Option<&str>) -> Option<CodeAction> {
+    let text = match open {
+        Some(t) => t.to_string(),
+        None => crate::corpus::source::read_bytes(bib).ok().map(|b| crate::corpus::source::decode_text(&b).text)?,
+    };
+    let value = crate::corpus::bibtex::field_value_range(&text, &f.key, "title")?;
+    let uri = Url::from_file_path(bib).ok()?;
+    let bib_doc = Document::new(uri.clone(), "bibtex", text, 0);
+    let edit = TextEdit { range: bib_doc.range(value.start, value.end), new_text: crate::export::bibfile::escape(title) };
+    let name = bib.file_name().map_or_else(|| bib.display().to_string(), |n| n.to_string_lossy().into_owned());
+    Some(CodeAction {
+        title: format!("Fix the title of {} in {name} from the library", f.key),
+        kind: Some(CodeActionKind::QUICKFIX),
+        is_preferred: Some(true),
+        edit: Some(WorkspaceEdit { changes: Some([(uri, vec![edit])].into_iter().collect()), ..Default::default() }),
+        ..Default::default()
+    })
+}

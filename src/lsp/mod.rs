@@ -47,17 +47,17 @@ use serde::{Deserialize, Serialize};
 use self::answer::{cite_actions, completion_item, hover_markdown, offered, resolved, ADD_TO_BIBLIOGRAPHY};
 use self::documents::{Document, MAX_TEXT};
 use self::slots::{query_at, sentence_end, slot_at};
+use crate::check::{Bibliography, Checker, Finding, Kind, Report, SupportCache};
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
 use crate::export::keys::KeyStyle;
-use crate::index::paper_index::KeyStatus;
 use crate::library::zotero::{Watch, WatchEvent, WATCH_EVERY};
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
 use crate::pipeline::channel::EvidenceSnippet;
 use crate::pipeline::{Candidate, Models, Recommendations, Recommender};
-use crate::runtime::{self, reopen_all, Runner};
+use crate::runtime::{self, reopen_all, BibliographyOf, CheckRequest, Runner};
 
 /// How long a completion waits for the rerank stage before it answers with
 /// the fused list. The fused list is ready in ~30 ms on the benchmark pool
@@ -166,7 +166,10 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         offered: HashMap::new(),
         told: HashSet::new(),
         bibliographies: HashMap::new(),
+        checked: HashMap::new(),
+        library_keys: None,
         awaited: HashMap::new(),
+        checks: HashMap::new(),
         shutting_down: false,
     };
     // `exit`, or the client closed the stream: background encoding stops
@@ -224,10 +227,7 @@ impl Awaited {
 /// A bibliography file as last read, kept until the file changes.
 struct ParsedBibliography {
     stamp: Option<(SystemTime, u64)>,
-    papers: Vec<Paper>,
-    /// Every key the file declares, read or not (an entry without a title
-    /// is not read as a paper).
-    declared: HashSet<String>,
+    bib: Arc<Bibliography>,
 }
 
 /// Everything the server knows, owned by its event loop.
@@ -252,8 +252,16 @@ struct GlobalState {
     /// large), so that typing does not repeat it.
     told: HashSet<String>,
     bibliographies: HashMap<PathBuf, ParsedBibliography>,
+    /// Each document's last check (support scored by the runner), and the
+    /// version of the text it read.
+    checked: HashMap<Url, (i32, Box<Report>)>,
+    /// The library's citation keys (for near-misses), with the index's
+    /// generation when they were read.
+    library_keys: Option<(u64, Arc<Vec<String>>)>,
     /// Requests the runner works on, by job id.
     awaited: HashMap<u64, Awaited>,
+    /// Checks the runner works on, by job id: the document and its version.
+    checks: HashMap<u64, (Url, i32)>,
     shutting_down: bool,
 }
 
@@ -357,6 +365,8 @@ impl GlobalState {
                 let uri = p.text_document.uri;
                 self.docs.remove(&uri);
                 self.offered.remove(&uri);
+                self.checked.remove(&uri);
+                self.checks.retain(|_, (u, _)| *u != uri);
                 self.runner.forget(&uri);
                 self.notify::<lsp_types::notification::PublishDiagnostics>(PublishDiagnosticsParams {
                     uri,
@@ -387,6 +397,7 @@ impl GlobalState {
         let Some(doc) = self.docs.get(uri).cloned() else { return };
         self.add_cited_offers(&doc);
         self.publish_diagnostics(&doc);
+        self.request_check(&doc);
     }
 
     fn document(&self, uri: &Url) -> std::result::Result<&Document, (ErrorCode, String)> {
@@ -461,7 +472,7 @@ impl GlobalState {
             return self.reply(id, Err((ErrorCode::InvalidParams, format!("{} is not open", p.text_document.uri))));
         };
         let doc = doc.clone();
-        let fixes = self.renamed_key_fixes(&doc, p.range);
+        let fixes = self.check_fixes(&doc, p.range);
         let end = doc.offset(p.range.start).filter(|_| doc.text.len() <= MAX_TEXT).and_then(|at| sentence_end(&doc, at));
         let Some(end) = end.filter(|_| fixes.is_empty()) else {
             return self.reply(id, serde_json::to_value(fixes).map_err(|e| (ErrorCode::InternalError, e.to_string())));
@@ -519,6 +530,23 @@ impl GlobalState {
     /// The runner's news: an answer, once, to the request awaiting it.
     fn on_job(&mut self, event: runtime::Event<Url>) {
         let job = event.id();
+        if let Some((uri, version)) = self.checks.remove(&job) {
+            match event {
+                runtime::Event::Checked { report, .. } => {
+                    self.checked.insert(uri.clone(), (version, report));
+                    if let Some(doc) = self.docs.get(&uri).cloned() {
+                        self.publish_diagnostics(&doc);
+                    }
+                }
+                runtime::Event::Failed { message, .. } => {
+                    // Its weak citations are no longer known.
+                    self.checked.remove(&uri);
+                    self.log(MessageType::INFO, &format!("citations not checked: {message}"));
+                }
+                _ => {}
+            }
+            return;
+        }
         let Some(awaited) = self.awaited.get_mut(&job) else { return };
         match event {
             runtime::Event::Stage { results, .. } if results.complete => {
@@ -557,6 +585,8 @@ impl GlobalState {
                     self.answer_with(&a, &Recommendations::default(), false);
                 }
             }
+            // Checks are answered above.
+            runtime::Event::Checked { .. } => {}
         }
     }
 
@@ -738,79 +768,127 @@ impl GlobalState {
     /// The bibliography file as it is now: parsed again only when its
     /// modification time or length changed. A file over the one-file
     /// budget, or unreadable, reads as empty.
-    fn bibliography_file(&mut self, bib: &std::path::Path) -> &ParsedBibliography {
-        let stamp = std::fs::metadata(bib).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
-        let fresh = self.bibliographies.get(bib).is_some_and(|p| p.stamp == stamp);
+    fn bibliography_file(&mut self, path: &std::path::Path) -> Arc<Bibliography> {
+        let stamp = std::fs::metadata(path).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+        let fresh = self.bibliographies.get(path).is_some_and(|p| p.stamp == stamp);
         if !fresh {
             // `read_bytes` refuses a file over the one-file budget.
-            let text = crate::corpus::source::read_bytes(bib).map(|b| crate::corpus::source::decode_text(&b).text).unwrap_or_default();
-            let papers = parse_source(&text)
-                .into_iter()
-                .filter_map(|o| match o {
-                    EntryOutcome::Paper(p) => Some(*p),
-                    EntryOutcome::Skipped { .. } => None,
-                })
-                .collect();
-            self.bibliographies.insert(bib.to_path_buf(), ParsedBibliography { stamp, papers, declared: bib_keys(&text) });
+            let text = crate::corpus::source::read_bytes(path).map(|b| crate::corpus::source::decode_text(&b).text).unwrap_or_default();
+            let mut bib = Bibliography::parse(&text);
+            bib.path = Some(path.to_path_buf());
+            self.bibliographies.insert(path.to_path_buf(), ParsedBibliography { stamp, bib: Arc::new(bib) });
         }
-        &self.bibliographies[bib]
+        self.bibliographies[path].bib.clone()
     }
 
-    /// Warnings for keys neither the bibliography nor the library knows,
-    /// hints for bibliography entries without a title.
+    /// The document's bibliography, or (refused: outside the project) an
+    /// empty one under the name it gives, with the refusal.
+    fn bibliography_of(&mut self, doc: &Document) -> (Arc<Bibliography>, Option<String>) {
+        match doc.bibliography() {
+            Ok(path) => (self.bibliography_file(&path), None),
+            // Nothing is read from it, and no fix may name it.
+            Err(refused) => (Arc::new(Bibliography::default()), Some(refused.to_string())),
+        }
+    }
+
+    /// The library's keys, read again when its index changed.
+    fn library_keys(&mut self) -> Arc<Vec<String>> {
+        let n = self.library.papers().searcher().generation().generation_id();
+        match &self.library_keys {
+            Some((at, keys)) if *at == n => keys.clone(),
+            _ => {
+                let keys = Arc::new(self.library.papers().keys(crate::check::KEYS_READ).unwrap_or_default());
+                self.library_keys = Some((n, keys.clone()));
+                keys
+            }
+        }
+    }
+
+    /// The record checks of `doc` (unknown keys with near-misses,
+    /// mismatches, duplicates, retractions), without the keys offered to it
+    /// (they go to the bibliography when cited), and the weak citations of
+    /// its last support check, placed on the same key's same occurrence.
+    fn findings(&mut self, doc: &Document) -> (Vec<Finding>, Option<String>) {
+        let (bib, refused) = self.bibliography_of(doc);
+        let keys = self.library_keys();
+        let checker = Checker::new(&self.library).with_known_keys(keys);
+        let name = doc.path.as_deref().map_or_else(|| doc.uri.to_string(), |p| p.display().to_string());
+        let report = checker.check(&name, &doc.text, doc.syntax, &bib, &mut SupportCache::default());
+        let offered: HashSet<&String> = self.offered.get(&doc.uri).map(|o| o.keys().collect()).unwrap_or_default();
+        let mut findings: Vec<Finding> = report
+            .map(|r| r.findings)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| !(f.kind == Kind::UnknownKey && offered.contains(&f.key)))
+            .collect();
+        if doc.text.len() > MAX_TEXT {
+            return (Vec::new(), refused);
+        }
+        if let Some((_, last)) = self.checked.get(&doc.uri) {
+            // A weak citation of the last check stays where its key's same
+            // occurrence still stands in the same sentence.
+            let now = crate::check::Draft::read(&doc.text, doc.syntax);
+            for f in last.findings.iter().filter(|f| f.kind == Kind::WeakSupport) {
+                let then = last.citations.iter().filter(|c| c.key == f.key);
+                let Some(n) = then.clone().position(|c| c.line == f.line && c.column == f.column) else { continue };
+                let Some(sentence) = then.clone().nth(n).map(|c| &c.sentence) else { continue };
+                let Some(c) = now.citations.iter().filter(|c| c.key == f.key).nth(n) else { continue };
+                if now.sentences[c.sentence].text == *sentence {
+                    let mut f = f.clone();
+                    (f.range, f.line, f.column) = (c.range.clone(), c.line, c.column);
+                    findings.push(f);
+                }
+            }
+        }
+        (findings, refused)
+    }
+
+    /// Asks the runner to check `doc` (support scores; only the sentences
+    /// changed since its last check are scored again).
+    fn request_check(&mut self, doc: &Document) {
+        if doc.text.len() > MAX_TEXT {
+            return;
+        }
+        let (bib, _) = self.bibliography_of(doc);
+        let file = doc.path.as_deref().map_or_else(|| doc.uri.to_string(), |p| p.display().to_string());
+        let request = CheckRequest { file, text: doc.text.clone(), syntax: doc.syntax, bibliography: BibliographyOf::Read((*bib).clone()) };
+        let id = self.runner.check_for(doc.uri.clone(), request);
+        // An older check of the document is superseded (and never answered).
+        self.checks.retain(|_, (uri, _)| *uri != doc.uri);
+        self.checks.insert(id, (doc.uri.clone(), doc.version));
+    }
+
+    /// Diagnostics: the check's findings (unknown keys as warnings, a
+    /// renamed key with its new key for the quick fix), hints for
+    /// bibliography entries without a title, and a bibliography refused.
     fn publish_diagnostics(&mut self, doc: &Document) {
         let mut diagnostics = Vec::new();
-        let (bib, titled, declared) = match doc.bibliography() {
-            Ok(bib) => {
-                let parsed = self.bibliography_file(&bib);
-                let titled: HashMap<String, bool> = parsed.papers.iter().map(|p| (p.key.clone(), !p.title.trim().is_empty())).collect();
-                let declared = parsed.declared.clone();
-                (bib, titled, declared)
-            }
-            Err(refused) => {
-                // Said where the document names it; nothing is read from it.
-                let range = doc.bibliography_named().map_or(0..0, |(_, r)| r);
-                diagnostics.push(Diagnostic {
-                    range: doc.range(range.start, range.end),
-                    severity: Some(DiagnosticSeverity::WARNING),
-                    source: Some("citewise".into()),
-                    message: format!("{refused}: citewise neither reads nor writes it"),
-                    ..Default::default()
-                });
-                let named = doc.bibliography_named().map_or_else(|| "references.bib".into(), |(n, _)| n);
-                (PathBuf::from(named), HashMap::new(), HashSet::new())
-            }
-        };
-        let offered: HashSet<&String> = self.offered.get(&doc.uri).map(|o| o.keys().collect()).unwrap_or_default();
-        for (key, range) in doc.citations() {
-            let (severity, message) = match titled.get(&key) {
-                Some(true) => continue,
-                Some(false) => (DiagnosticSeverity::HINT, format!("`{key}` has no title in {}", bib.display())),
-                None if declared.contains(&key) => (DiagnosticSeverity::HINT, format!("`{key}` has no title in {}", bib.display())),
-                None if offered.contains(&key) => continue,
-                None => match self.library_key(&key) {
-                    KeyStatus::Known => continue,
-                    KeyStatus::Renamed(new) => {
-                        diagnostics.push(Diagnostic {
-                            range: doc.range(range.start, range.end),
-                            severity: Some(DiagnosticSeverity::WARNING),
-                            source: Some("citewise".into()),
-                            message: format!("`{key}` is now `{new}` in the library (its citation key changed); a quick fix rewrites it"),
-                            data: Some(serde_json::json!({ "renamed_to": new })),
-                            ..Default::default()
-                        });
-                        continue;
-                    }
-                    KeyStatus::Unknown => (DiagnosticSeverity::WARNING, format!("`{key}` is in neither {} nor the library", bib.display())),
-                },
-            };
+        let (findings, refused) = self.findings(doc);
+        if let Some(refused) = refused {
+            // Said where the document names it; nothing is read from it.
+            let range = doc.bibliography_named().map_or(0..0, |(_, r)| r);
             diagnostics.push(Diagnostic {
                 range: doc.range(range.start, range.end),
-                severity: Some(severity),
+                severity: Some(DiagnosticSeverity::WARNING),
                 source: Some("citewise".into()),
-                message,
+                message: format!("{refused}: citewise neither reads nor writes it"),
                 ..Default::default()
             });
+        }
+        let (bib, _) = self.bibliography_of(doc);
+        for (key, range) in doc.citations() {
+            if bib.declared.contains(&key) && bib.entry(&key).is_none_or(|p| p.title.trim().is_empty()) {
+                diagnostics.push(Diagnostic {
+                    range: doc.range(range.start, range.end),
+                    severity: Some(DiagnosticSeverity::HINT),
+                    source: Some("citewise".into()),
+                    message: format!("`{key}` has no title in {}", bib.name()),
+                    ..Default::default()
+                });
+            }
+        }
+        for f in &findings {
+            diagnostics.push(answer::diagnostic(doc, f));
         }
         self.notify::<lsp_types::notification::PublishDiagnostics>(PublishDiagnosticsParams {
             uri: doc.uri.clone(),
@@ -819,27 +897,18 @@ impl GlobalState {
         });
     }
 
-    /// What the library says of a cited key (an unreadable index: unknown).
-    fn library_key(&self, key: &str) -> KeyStatus {
-        self.library.papers().key_status(key).unwrap_or(KeyStatus::Unknown)
-    }
-
-    /// "Rewrite `old` as `new`" for each citation in `range` of a key the
-    /// bibliography lacks and the library knows under a new key.
-    fn renamed_key_fixes(&mut self, doc: &Document, range: lsp_types::Range) -> Vec<lsp_types::CodeAction> {
+    /// The quick fixes of the findings on the citations in `range`: a key
+    /// replaced (a renamed key, a near-miss, a paper that fits better, the
+    /// key kept of a duplicate) and an entry's title fixed from the library.
+    fn check_fixes(&mut self, doc: &Document, range: lsp_types::Range) -> Vec<lsp_types::CodeAction> {
         let (Some(start), Some(end)) = (doc.offset(range.start), doc.offset(range.end)) else { return Vec::new() };
-        let declared = match doc.bibliography() {
-            Ok(bib) => self.bibliography_file(&bib).declared.clone(),
-            Err(_) => HashSet::new(),
-        };
+        let (findings, _) = self.findings(doc);
+        let (bib, _) = self.bibliography_of(doc);
+        // The bibliography as the editor holds it, when it is open there.
+        let open_bib = bib.path.as_ref().and_then(|p| Url::from_file_path(p).ok()).and_then(|u| self.docs.get(&u)).map(|d| d.text.as_str());
         let mut fixes = Vec::new();
-        for (key, r) in doc.citations() {
-            if r.end < start || r.start > end || declared.contains(&key) {
-                continue;
-            }
-            if let KeyStatus::Renamed(new) = self.library_key(&key) {
-                fixes.push(answer::rename_key_action(doc, &key, &new, doc.range(r.start, r.end)));
-            }
+        for f in findings.iter().filter(|f| f.range.end >= start && f.range.start <= end) {
+            fixes.extend(answer::fixes(doc, f, &bib, open_bib));
         }
         fixes
     }
@@ -858,7 +927,7 @@ impl GlobalState {
     /// library's record when it has one) and what other papers cited it for.
     fn paper_for_key(&mut self, doc: &Document, key: &str) -> Option<(Paper, Vec<EvidenceSnippet>)> {
         let from_bib = match doc.bibliography() {
-            Ok(bib) => self.bibliography_file(&bib).papers.iter().find(|p| p.key == key).cloned(),
+            Ok(bib) => self.bibliography_file(&bib).entry(key).cloned(),
             Err(_) => None,
         };
         let papers = self.library.papers();
@@ -909,13 +978,6 @@ fn writable_bibliography(doc: &Document) -> std::result::Result<std::path::PathB
     } else {
         Err(format!("{} is not a BibTeX file (no .bib name, no entries in it); nothing was written", bib.display()))
     }
-}
-
-/// The keys a BibTeX text declares (`@type{key,`), entries read or not.
-fn bib_keys(text: &str) -> HashSet<String> {
-    static KEY: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"@[A-Za-z]+\s*[{(]\s*([^,\s{}()]+)\s*,").expect("a valid pattern"));
-    KEY.captures_iter(text).map(|c| c[1].to_string()).collect()
 }
 
 type Outcome = std::result::Result<serde_json::Value, (ErrorCode, String)>;

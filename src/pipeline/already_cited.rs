@@ -19,6 +19,7 @@ use regex::Regex;
 
 use super::answer::Candidate;
 use crate::corpus::citation_markup::cited_keys_any;
+use crate::corpus::work::family_name;
 use crate::corpus::Paper;
 
 /// A family name (capitalised), an optional "et al." or second author, and
@@ -86,15 +87,6 @@ impl AlreadyCited {
         }
         *candidates = kept;
         moved
-    }
-}
-
-/// The family name of a display name: "Dekai Wu" → "Wu", "Wu, Dekai" →
-/// "Wu", "Gertjan van Noord" → "Noord" (as "van Noord (1997)" is read).
-fn family_name(author: &str) -> &str {
-    match author.split_once(',') {
-        Some((family, _)) => family.split_whitespace().last().unwrap_or(""),
-        None => author.split_whitespace().last().unwrap_or(""),
     }
 }
 

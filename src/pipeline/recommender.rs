@@ -280,6 +280,23 @@ impl Recommender {
         self.channels.iter().map(|ch| Ok((ch.id(), self.retrieve_citable(ch.as_ref(), &prepared, depth, &mut years)?))).collect()
     }
 
+    /// The fused list of a prepared query, one entry per work, as deep as
+    /// its `k` (no records read, no rerank stage): where each paper stands
+    /// among the library for the query's text.
+    pub fn fused(&self, prepared: &Prepared) -> Result<Vec<Candidate>> {
+        let depth = self.settings.prefetch.max(prepared.query.k);
+        let mut years = HashMap::new();
+        let outputs = self
+            .channels
+            .iter()
+            .map(|ch| Ok((ch.id(), self.retrieve_citable(ch.as_ref(), prepared, depth, &mut years)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut candidates = fuse(&outputs, &self.settings.fusion);
+        same_work::collapse(&mut candidates, self.library.papers(), prepared.query.k)?;
+        candidates.truncate(prepared.query.k);
+        Ok(candidates)
+    }
+
     /// The query prepared for one request against this library (validated,
     /// analysed once for every stage).
     pub fn prepare(&self, query: &Query) -> Result<Prepared> {

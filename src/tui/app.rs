@@ -42,6 +42,43 @@ pub enum Overlay {
     },
     /// Typing the results filter.
     Filter,
+    /// The draft's citations as checked, weakest support first.
+    Check,
+}
+
+/// The last check of the draft's citations.
+#[derive(Debug, Clone, Default)]
+pub struct CheckView {
+    pub report: crate::check::Report,
+    /// Citations in the order shown: those with findings first, then by
+    /// support, weakest first (unscored last), as indices into
+    /// `report.citations`.
+    pub order: Vec<usize>,
+    pub selected: usize,
+    /// Enter showed the selected citation's findings, evidence and
+    /// alternatives.
+    pub details: bool,
+}
+
+impl CheckView {
+    pub fn new(report: crate::check::Report) -> CheckView {
+        let mut order: Vec<usize> = (0..report.citations.len()).collect();
+        let key = |i: &usize| {
+            let c = &report.citations[*i];
+            (c.findings.is_empty(), c.support.map_or(f32::INFINITY, |s| s), c.line)
+        };
+        order.sort_by(|a, b| {
+            let (fa, sa, la) = key(a);
+            let (fb, sb, lb) = key(b);
+            fa.cmp(&fb).then(sa.total_cmp(&sb)).then(la.cmp(&lb))
+        });
+        CheckView { report, order, selected: 0, details: false }
+    }
+
+    /// The highlighted citation.
+    pub fn current(&self) -> Option<&crate::check::CitationReport> {
+        self.order.get(self.selected).map(|&i| &self.report.citations[i])
+    }
 }
 
 /// Work for the runtime.
@@ -54,6 +91,8 @@ pub enum Effect {
     ExportAndCite(Vec<Paper>),
     CopyKeys(Vec<Paper>),
     Open(String),
+    /// Check the draft's citations (off the UI thread).
+    Check,
     /// Opens a citing document (at a page, where the viewer takes one).
     OpenFile {
         path: String,
@@ -109,6 +148,9 @@ pub struct App {
     /// Keys the draft cites whose paper has another key in the library now
     /// (old, new).
     renamed_keys: Vec<(String, String)>,
+    /// The last check of the draft's citations, and the check under way.
+    check: Option<CheckView>,
+    check_pending: Option<u64>,
 }
 
 /// What the configuration and the library decide for the editor.
@@ -197,6 +239,8 @@ impl App {
             settings: s,
             bib_entries: Vec::new(),
             renamed_keys: Vec::new(),
+            check: None,
+            check_pending: None,
         }
     }
 
@@ -379,6 +423,47 @@ impl App {
         self.overlay = Overlay::Restore { text, when };
     }
 
+    /// The last check of the draft's citations.
+    pub fn check_view(&self) -> Option<&CheckView> {
+        self.check.as_ref()
+    }
+
+    /// A check of the draft went out as `id`.
+    pub fn on_check_requested(&mut self, id: u64) {
+        self.check_pending = Some(id);
+        self.status = "checking the draft's citations…".into();
+    }
+
+    /// A check arrived: shown when it is the one asked last.
+    pub fn on_checked(&mut self, id: u64, report: crate::check::Report) {
+        if self.check_pending != Some(id) {
+            return;
+        }
+        self.check_pending = None;
+        let errors = report.findings.iter().filter(|f| f.severity == crate::check::Severity::Error).count();
+        let warnings = report.findings.iter().filter(|f| f.severity == crate::check::Severity::Warning).count();
+        self.status = format!("{} citations checked: {errors} errors, {warnings} warnings", report.citations.len());
+        self.check = Some(CheckView::new(report));
+        self.overlay = Overlay::Check;
+    }
+
+    /// Keys of the check view: up and down, Enter for a citation's details
+    /// (again: back to the list), Esc closes.
+    fn on_check_key(&mut self, ev: KeyEvent) {
+        let Some(view) = &mut self.check else {
+            self.overlay = Overlay::None;
+            return;
+        };
+        match ev.code {
+            KeyCode::Esc | KeyCode::Char('q') if !view.details => self.overlay = Overlay::None,
+            KeyCode::Esc | KeyCode::Enter if view.details => view.details = false,
+            KeyCode::Enter => view.details = true,
+            KeyCode::Down | KeyCode::Char('j') => view.selected = step(view.selected, view.order.len(), true),
+            KeyCode::Up | KeyCode::Char('k') => view.selected = step(view.selected, view.order.len(), false),
+            _ => {}
+        }
+    }
+
     /// A request for the text went out as `id`: from now on results of
     /// older requests are ignored.
     pub fn on_requested(&mut self, id: u64) {
@@ -486,6 +571,10 @@ impl App {
     }
 
     pub fn on_failed(&mut self, id: u64, message: String) {
+        if Some(id) == self.check_pending {
+            self.check_pending = None;
+            self.status = format!("citations not checked: {message}");
+        }
         if Some(id) == self.pending {
             self.pending = None;
             self.status = message;
@@ -564,6 +653,10 @@ impl App {
                 self.selected = 0;
                 return Vec::new();
             }
+            Overlay::Check => {
+                self.on_check_key(ev);
+                return Vec::new();
+            }
             Overlay::None => {}
         }
         let in_lists = self.focus != Focus::Editor;
@@ -604,6 +697,7 @@ impl App {
                 }
             }
             Action::Help => self.overlay = Overlay::Help,
+            Action::CheckCitations => return vec![Effect::Check],
             Action::FocusResults => {
                 if self.results.is_some() {
                     self.focus = Focus::Results;

@@ -71,6 +71,7 @@ actions! {
     OpenLink: Lists, ["o"], "open the DOI / URL (Evidence: the citing PDF)";
     Filter: Lists, ["/"], "filter the results";
     RewriteKeys: Global, ["f7"], "rewrite citation keys that changed in the library";
+    CheckCitations: Global, ["f8"], "check the draft's citations, weakest support first";
 }
 
 impl Action {
@@ -315,6 +316,7 @@ mod tests {
             "open_link",
             "filter",
             "rewrite_keys",
+            "check_citations",
         ];
         assert_eq!(names.len(), Action::ALL.len());
         for (name, &action) in names.iter().zip(Action::ALL) {

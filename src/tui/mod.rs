@@ -211,6 +211,7 @@ impl Runtime<'_> {
                 match ev {
                     WorkerEvent::Stage { id, results, .. } => app.on_results(id, results),
                     WorkerEvent::Failed { id, message, .. } => app.on_failed(id, message),
+                    WorkerEvent::Checked { id, report, .. } => app.on_checked(id, *report),
                     WorkerEvent::Stopped { .. } | WorkerEvent::Finished { .. } => {}
                 }
             }
@@ -271,6 +272,17 @@ impl Runtime<'_> {
             Effect::Request(q) => {
                 let id = self.worker.request(q);
                 app.on_requested(id);
+            }
+            Effect::Check => {
+                let file = app.draft().map_or_else(|| "draft".into(), |p| p.display().to_string());
+                let request = crate::runtime::CheckRequest {
+                    file,
+                    text: app.text(),
+                    syntax: app.settings().cite_syntax,
+                    bibliography: crate::runtime::BibliographyOf::File(app.bib().to_path_buf()),
+                };
+                let id = self.worker.check_for((), request);
+                app.on_check_requested(id);
             }
             Effect::Save => match app.draft().map(PathBuf::from) {
                 Some(path) => match draft_file::save(&path, &app.text(), &self.format) {

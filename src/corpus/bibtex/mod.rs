@@ -208,6 +208,51 @@ fn field_at(text: &str, at: usize) -> Option<String> {
     (!name.is_empty()).then_some(name.to_ascii_lowercase())
 }
 
+/// The byte range of the value of `field` (inside its braces or quotes)
+/// in the entry of `key` in a BibTeX text: where an edit of that field goes.
+pub fn field_value_range(text: &str, key: &str, field: &str) -> Option<std::ops::Range<usize>> {
+    let header = regex::Regex::new(&format!(r"@[A-Za-z]+\s*([{{(])\s*{}\s*,", regex::escape(key))).ok()?;
+    let found = header.captures(text)?;
+    let close = if &found[1] == "(" { b')' } else { b'}' };
+    let start = found.get(0)?.end();
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = start;
+    // One pass over the entry: braces nest, a quoted value is skipped whole,
+    // the entry ends at its own closing delimiter.
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'{' => depth += 1,
+            b'}' if depth > 0 => depth -= 1,
+            c if depth == 0 && c == close => return None,
+            b'"' if depth == 0 => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            _ if depth == 0 && (i == start || matches!(b[i - 1], b',' | b' ' | b'\t' | b'\n' | b'\r')) => {
+                let rest = &text[i..];
+                let named = rest.get(..field.len()).is_some_and(|n| n.eq_ignore_ascii_case(field));
+                let after = rest.get(field.len()..).unwrap_or("");
+                if named && after.trim_start().starts_with('=') {
+                    let eq = i + field.len() + (after.len() - after.trim_start().len()) + 1;
+                    let value = eq + (text[eq..].len() - text[eq..].trim_start().len());
+                    return match b.get(value) {
+                        Some(b'{') => crate::corpus::citation_markup::group_end(b, value, b'{', b'}').map(|end| value + 1..end - 1),
+                        Some(b'"') => text[value + 1..].find('"').map(|e| value + 1..value + 1 + e),
+                        _ => None,
+                    };
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 fn field(entry: &Entry, name: &str) -> String {
     entry.get(name).map(|c| clean_text(&c.format_verbatim())).unwrap_or_default()
 }
@@ -229,6 +274,7 @@ fn paper_from_entry(entry: &Entry, original: &str) -> Result<Paper, String> {
         .map(|f| field(entry, f))
         .find(|v| !v.is_empty())
         .unwrap_or_default();
+    let retracted = flagged_retracted(entry, &title);
     let keywords = field(entry, "keywords").split([',', ';']).map(str::trim).filter(|k| !k.is_empty()).map(String::from).collect();
     Ok(Paper {
         id: Paper::bibtex_id(&doi, &entry.key),
@@ -243,9 +289,21 @@ fn paper_from_entry(entry: &Entry, original: &str) -> Result<Paper, String> {
         venue,
         entry_type: entry.entry_type.to_string().to_ascii_lowercase(),
         bibtex: original.trim().to_string(),
-        retracted: false,
+        retracted,
         zotero: None,
     })
+}
+
+/// Whether an entry says its paper is retracted: a title that publishers
+/// mark so (`RETRACTED: …`, `Retracted article: …`, `[Retracted] …`), a
+/// `retracted` keyword, or a true `retracted` field.
+fn flagged_retracted(entry: &Entry, title: &str) -> bool {
+    let t = title.trim_start().to_lowercase();
+    let keywords = field(entry, "keywords");
+    let title_says = ["retracted:", "retracted article:", "[retracted]", "retraction:"].iter().any(|p| t.starts_with(p));
+    let keyword_says = keywords.split([',', ';']).any(|k| k.trim().eq_ignore_ascii_case("retracted"));
+    let field_says = matches!(field(entry, "retracted").to_ascii_lowercase().as_str(), "true" | "yes" | "1");
+    title_says || keyword_says || field_says
 }
 
 /// First run of four digits in a plausible range.
@@ -277,6 +335,20 @@ mod tests {
             }
         }
         (ps, skips)
+    }
+
+    #[test]
+    fn the_value_of_a_field_is_found_in_its_entry() {
+        let text = "@article{a, title = {Wrong {Title}}, year = 2020}\n@misc{b,\n  author = \"X\",\n  Title = \"Quoted\"\n}\n";
+        let r = field_value_range(text, "a", "title").unwrap();
+        assert_eq!(&text[r], "Wrong {Title}");
+        let r = field_value_range(text, "b", "title").unwrap();
+        assert_eq!(&text[r], "Quoted");
+        assert_eq!(field_value_range(text, "b", "year"), None);
+        assert_eq!(field_value_range(text, "c", "title"), None);
+        // A quoted value that looks like a field, and a `)` inside one.
+        let tricky = "@misc(c, note = \"x, title = {y} )\", title = {Real})";
+        assert_eq!(&tricky[field_value_range(tricky, "c", "title").unwrap()], "Real");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Pure draw functions: the whole screen is a function of the [`App`].
 
+mod check;
 mod editor;
 mod evidence;
 mod overlay;
@@ -37,6 +38,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
             &[format!("An autosave from {when} differs from the file."), "Restore it? (y / n)".into()],
         ),
         Overlay::Filter => overlay::filter(frame, results_area, app),
+        Overlay::Check => check::draw(frame, main, app),
     }
 }
 

@@ -1,0 +1,112 @@
+//! `citewise check`: a draft's citations against its bibliography, the
+//! library and the evidence.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use crate::check::{Bibliography, Checker, Report, SupportCache};
+use crate::corpus::citation_markup::CiteSyntax;
+use crate::library::Library;
+use crate::pipeline::{Models, Recommender};
+use crate::util::printable;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The draft (.tex, .md, .typ; as the editor reads them)
+    #[arg(value_name = "DRAFT")]
+    pub draft: PathBuf,
+    /// Bibliography file [default: the one the draft names, else references.bib beside it]
+    #[arg(long, value_name = "FILE")]
+    pub bib: Option<PathBuf>,
+    /// Every citation with its support score and findings, as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// Record checks only (unknown keys, mismatches, duplicates, retractions): no models, no support scores
+    #[arg(long)]
+    pub no_support: bool,
+}
+
+/// Runs the check; the exit code: 0 clean, 1 findings at warning or above.
+pub fn run(lib: &Arc<Library>, a: &CheckArgs, models: &Models) -> Result<u8> {
+    let bytes = crate::corpus::source::read_bytes(&a.draft).with_context(|| format!("reading {}", a.draft.display()))?;
+    let text = crate::corpus::source::decode_text(&bytes).text;
+    let syntax = CiteSyntax::for_file(&a.draft);
+    let bib_path = match &a.bib {
+        Some(b) if !b.is_file() => anyhow::bail!("{}: no such bibliography file", b.display()),
+        Some(b) => b.clone(),
+        None => named_bibliography(&a.draft, &text)?,
+    };
+    let bib = Bibliography::read(&bib_path).with_context(|| format!("reading {}", bib_path.display()))?;
+    let recommender = (!a.no_support).then(|| Recommender::new(lib.clone(), models));
+    let checker = match &recommender {
+        Some(rec) => Checker::with_support(rec),
+        None => Checker::new(lib),
+    };
+    let file = a.draft.display().to_string();
+    let report = checker.check(&file, &text, syntax, &bib, &mut SupportCache::default())?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        write!(out, "{}", text_report(&report))?;
+    }
+    out.flush()?;
+    Ok(report.exit_code() as u8)
+}
+
+/// The bibliography the draft names (inside its folder), else
+/// `references.bib` beside it.
+fn named_bibliography(draft: &std::path::Path, text: &str) -> Result<PathBuf> {
+    let abs = std::path::absolute(draft).with_context(|| format!("{}: no such path", draft.display()))?;
+    let url = lsp_types::Url::from_file_path(&abs).map_err(|()| anyhow::anyhow!("{}: not a file path", abs.display()))?;
+    let doc = crate::lsp::documents::Document::new(url, "", text.to_string(), 0);
+    doc.bibliography().map_err(|refused| anyhow::anyhow!("{}: {refused}; give one with --bib", draft.display()))
+}
+
+/// Findings one per line (`file:line:column: severity: kind: message`),
+/// each with what to do and its suggestions, then a summary.
+pub fn text_report(report: &Report) -> String {
+    let mut s = String::new();
+    for f in &report.findings {
+        s.push_str(&printable(&f.line_for(&report.file)));
+        s.push('\n');
+        if let Some(m) = &f.best_match {
+            s.push_str(&format!("  {}\n", printable(m)));
+        }
+        s.push_str(&format!("  fix: {}\n", printable(&f.fix)));
+        for sug in &f.suggestions {
+            let support = sug.support.map(|x| format!(" (support {x:.2})")).unwrap_or_default();
+            let key = if sug.key.is_empty() { sug.id.as_str() } else { sug.key.as_str() };
+            let title = if sug.title.is_empty() { String::new() } else { format!(" “{}”", printable(&sug.title)) };
+            s.push_str(&format!("  → {key}{title}{support}: {}\n", sug.why));
+            for e in &sug.evidence {
+                s.push_str(&format!("      cited for: “{}”\n", printable(e)));
+            }
+        }
+    }
+    for n in &report.notices {
+        s.push_str(&format!("note: {}\n", printable(n)));
+    }
+    let count = |sev| report.findings.iter().filter(|f| f.severity == sev).count();
+    let scored: Vec<f32> = report.citations.iter().filter_map(|c| c.support).collect();
+    let support = if scored.is_empty() { String::new() } else { format!(", median support {:.2}", median(&scored)) };
+    s.push_str(&format!(
+        "{}: {} citations of {} keys, {} errors, {} warnings{support}\n",
+        report.file,
+        report.citations.len(),
+        report.citations.iter().map(|c| &c.key).collect::<std::collections::HashSet<_>>().len(),
+        count(crate::check::Severity::Error),
+        count(crate::check::Severity::Warning),
+    ));
+    s
+}
+
+fn median(xs: &[f32]) -> f32 {
+    let mut v = xs.to_vec();
+    v.sort_by(f32::total_cmp);
+    v[v.len() / 2]
+}

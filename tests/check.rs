@@ -1,0 +1,292 @@
+#![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
+//! `citewise check`: each kind of problem found in a draft made for it, a
+//! clean draft clean, exit codes and JSON from the binary.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use citewise::check::{Bibliography, Checker, Finding, Kind, Report, Severity, SupportCache};
+use citewise::corpus::citation_markup::CiteSyntax;
+use citewise::library::import::{import, ImportOptions, Quiet};
+use citewise::library::Library;
+use citewise::pipeline::{Models, Recommender};
+
+/// The library: taggers, parsers, a preprint and its publication, a
+/// retracted paper, and papers for the rest of the field.
+const LIBRARY: &str = r#"
+@inproceedings{smith2020,
+  title = {Part-of-Speech Tagging with Hidden Markov Models},
+  author = {Smith, Anna and Brown, Ben},
+  year = {2020}, booktitle = {Proceedings of ACL}, doi = {10.1000/tagging},
+  abstract = {We tag parts of speech with a hidden Markov model trained on the Penn Treebank. The tagger reaches 96 percent accuracy.}
+}
+@inproceedings{jones2019,
+  title = {Dependency Parsing with Graph Neural Networks},
+  author = {Jones, Carl},
+  year = {2019}, booktitle = {Proceedings of EMNLP}, doi = {10.1000/parsing},
+  abstract = {A graph neural network scores the arcs of a dependency tree. The parser is fast and accurate on treebanks of many languages.}
+}
+@misc{lee2021pre,
+  title = {Neural Machine Translation of Long Documents with Sparse Attention},
+  author = {Lee, Dana},
+  year = {2021}, howpublished = {arXiv preprint}, journal = {arXiv}, doi = {10.48550/arXiv.2101.00001},
+  abstract = {Sparse attention lets a translation model read whole documents.}
+}
+@inproceedings{lee2021,
+  title = {Neural Machine Translation of Long Documents with Sparse Attention},
+  author = {Lee, Dana},
+  year = {2021}, booktitle = {Proceedings of NAACL}, doi = {10.1000/translation},
+  abstract = {Sparse attention lets a translation model read whole documents.}
+}
+@article{kim2018,
+  title = {RETRACTED: Sentiment Analysis of Product Reviews with Emotion Lexicons},
+  author = {Kim, Eun},
+  year = {2018}, journal = {Journal of Reviews}, doi = {10.1000/sentiment},
+  abstract = {Emotion lexicons classify the sentiment of product reviews.}
+}
+@inproceedings{brants2000,
+  title = {TnT: A Statistical Part-of-Speech Tagger},
+  author = {Brants, Thorsten},
+  year = {2000}, booktitle = {Proceedings of ANLP},
+  abstract = {A trigram hidden Markov model tags parts of speech. On the Penn Treebank it is as accurate as any tagger of its time, and fast.}
+}
+@inproceedings{toutanova2003,
+  title = {Feature-Rich Part-of-Speech Tagging with a Cyclic Dependency Network},
+  author = {Toutanova, Kristina},
+  year = {2003}, booktitle = {Proceedings of NAACL},
+  abstract = {We tag parts of speech with a dependency network of tag contexts, reaching 97.24 percent accuracy on the Penn Treebank.}
+}
+@inproceedings{chen2017,
+  title = {Maximum Entropy Models for Named Entity Recognition},
+  author = {Chen, Fang},
+  year = {2017}, booktitle = {Proceedings of COLING},
+  abstract = {A maximum entropy model finds the names of people and places in news text.}
+}
+"#;
+
+fn library(dir: &Path) -> Arc<Library> {
+    let bib = dir.join("library.bib");
+    std::fs::write(&bib, LIBRARY).unwrap();
+    let lib = Library::open_or_create(&dir.join("lib")).unwrap();
+    import(&lib, &[bib], ImportOptions::default(), &Quiet).unwrap();
+    Arc::new(lib)
+}
+
+/// The draft's own bibliography: what a writer copied, right and wrong.
+const REFERENCES: &str = r#"
+@inproceedings{smith2020,
+  title = {Part-of-Speech Tagging with Hidden Markov Models},
+  author = {Smith, Anna}, year = {2020}, doi = {10.1000/tagging}
+}
+@inproceedings{smithTagging,
+  title = {Part-of-speech tagging with hidden Markov models},
+  author = {Smith, Anna}, year = {2020}
+}
+@article{fabricated2020,
+  title = {Deep Reinforcement Learning for Protein Folding at Scale},
+  author = {Smith, Anna}, year = {2020}, doi = {10.1000/tagging}
+}
+@inproceedings{jones2019,
+  title = {Dependency Parsing with Graph Neural Networks},
+  author = {Jones, Carl}, year = {2015}, doi = {10.1000/parsing}
+}
+"#;
+
+fn check(dir: &Path, lib: &Arc<Library>, draft: &str) -> Report {
+    let bib = dir.join("references.bib");
+    std::fs::write(&bib, REFERENCES).unwrap();
+    let bib = Bibliography::read(&bib).unwrap();
+    let rec = Recommender::new(lib.clone(), &Models::none());
+    Checker::with_support(&rec).check("draft.tex", draft, CiteSyntax::Latex, &bib, &mut SupportCache::default()).unwrap()
+}
+
+fn only(report: &Report, kind: Kind) -> Vec<&Finding> {
+    report.findings.iter().filter(|f| f.kind == kind).collect()
+}
+
+const CLEAN: &str = "\\section{Introduction}\n\
+We tag parts of speech with a hidden Markov model \\cite{smith2020}.\n\
+Graph neural networks score the arcs of dependency trees \\citep{chen2017x}.\n";
+
+#[test]
+fn an_unknown_key_is_offered_its_near_miss_and_the_papers_that_fit_the_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = library(dir.path());
+    let r = check(dir.path(), &lib, "Intro.\n\nWe tag parts of speech with a hidden Markov model \\cite{smiht2020}.\n");
+    let f = only(&r, Kind::UnknownKey);
+    assert_eq!(f.len(), 1, "{:#?}", r.findings);
+    assert_eq!((f[0].key.as_str(), f[0].line, f[0].column, f[0].severity), ("smiht2020", 3, 57, Severity::Error));
+    assert!(f[0].message.contains("`smiht2020` is in neither"), "{}", f[0].message);
+    let offered: Vec<(&str, &str)> = f[0].suggestions.iter().map(|s| (s.key.as_str(), s.why.as_str())).collect();
+    assert_eq!(offered[0], ("smith2020", "near miss, fits the sentence"), "a near miss that the recommender picks too: {offered:?}");
+    assert_eq!(f[0].suggestions[0].title, "Part-of-Speech Tagging with Hidden Markov Models", "with its paper");
+    assert!(offered[1..].iter().all(|(k, why)| *k != "smith2020" && *why == "fits the sentence"), "{offered:?}");
+    assert_eq!(r.exit_code(), 1);
+}
+
+#[test]
+fn a_doi_that_names_another_paper_is_a_mismatch_and_so_is_a_wrong_year() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = library(dir.path());
+    let r = check(
+        dir.path(),
+        &lib,
+        "Protein folding was learned at scale \\cite{fabricated2020}.\nParsers score arcs of dependency trees with graph neural networks \\cite{jones2019}.\n",
+    );
+    let f = only(&r, Kind::Mismatch);
+    assert_eq!(f.len(), 2, "{:#?}", r.findings);
+    assert_eq!((f[0].key.as_str(), f[0].line, f[0].severity), ("fabricated2020", 1, Severity::Error));
+    assert!(
+        f[0].message.contains(
+            "its DOI 10.1000/tagging is “Part-of-Speech Tagging with Hidden Markov Models” (Anna Smith and Ben Brown, 2020) in the library"
+        ),
+        "{}",
+        f[0].message
+    );
+    assert_eq!(f[0].library_title.as_deref(), Some("Part-of-Speech Tagging with Hidden Markov Models"));
+    assert_eq!((f[1].key.as_str(), f[1].line, f[1].severity), ("jones2019", 2, Severity::Warning));
+    assert!(f[1].message.contains("says 2015, the library record of DOI 10.1000/parsing says 2019"), "{}", f[1].message);
+}
+
+#[test]
+fn one_work_under_two_keys_and_a_preprint_beside_its_publication_are_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = library(dir.path());
+    let r = check(
+        dir.path(),
+        &lib,
+        "Taggers use hidden Markov models \\cite{smith2020}, as before \\cite{smithTagging}.\n\
+         Sparse attention reads whole documents \\cite{lee2021pre,lee2021}.\n",
+    );
+    let f = only(&r, Kind::Duplicate);
+    assert_eq!(f.len(), 2, "{:#?}", r.findings);
+    assert_eq!((f[0].key.as_str(), f[0].line, f[0].keep.as_deref()), ("smithTagging", 1, Some("smith2020")));
+    assert!(f[0].message.contains("`smithTagging` and `smith2020` are one work"), "{}", f[0].message);
+    assert_eq!((f[1].key.as_str(), f[1].line, f[1].keep.as_deref()), ("lee2021pre", 2, Some("lee2021")));
+    assert!(f[1].message.contains("is the preprint of `lee2021`"), "{}", f[1].message);
+}
+
+#[test]
+fn a_retracted_paper_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = library(dir.path());
+    let r = check(dir.path(), &lib, "Lexicons classify the sentiment of product reviews \\cite{kim2018}.\n");
+    let f = only(&r, Kind::Retracted);
+    assert_eq!(f.len(), 1, "{:#?}", r.findings);
+    assert_eq!((f[0].key.as_str(), f[0].severity), ("kim2018", Severity::Error));
+    assert!(f[0].message.contains("is retracted: its record flags it retracted"), "{}", f[0].message);
+}
+
+/// A model test: weak support needs the cross-encoder and the citation
+/// encoder (on the word channels alone a paper's rank is all there is, and
+/// a true citation is as often below the fused list's depth as a wrong
+/// one, so nothing is flagged).
+#[test]
+fn a_paper_that_does_not_fit_its_sentence_is_weak_and_the_fitting_one_is_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = library(dir.path());
+    let draft = "A hidden Markov model tags parts of speech on the Penn Treebank \\cite{chen2017}.\n\
+                 A hidden Markov model tags parts of speech on the Penn Treebank \\cite{smith2020}.\n";
+    let words = check(dir.path(), &lib, draft);
+    assert!(only(&words, Kind::WeakSupport).is_empty(), "the words alone flag nothing: {:#?}", words.findings);
+    let support: Vec<f32> = words.citations.iter().map(|c| c.support.unwrap()).collect();
+    assert!(support[0] < support[1], "but the fitting paper has more support: {support:?}");
+    if !common::models_or_fail("the weak-support check") {
+        return;
+    }
+    let bib = Bibliography::read(&dir.path().join("references.bib")).unwrap();
+    let rec = Recommender::new(lib.clone(), &Models::installed());
+    assert!(rec.rerank_stage().is_some(), "the reranker is shipped");
+    let r = Checker::with_support(&rec).check("draft.tex", draft, CiteSyntax::Latex, &bib, &mut SupportCache::default()).unwrap();
+    let f = only(&r, Kind::WeakSupport);
+    assert_eq!(f.len(), 1, "{:#?}", r.findings);
+    assert_eq!((f[0].key.as_str(), f[0].line, f[0].severity), ("chen2017", 1, Severity::Warning));
+    assert_eq!(f[0].suggestions.first().map(|s| s.key.as_str()), Some("smith2020"), "{:#?}", f[0].suggestions);
+    assert!(f[0].best_match.as_deref().is_some_and(|m| m.starts_with("its abstract: ")), "{:?}", f[0].best_match);
+    let support: Vec<f32> = r.citations.iter().map(|c| c.support.unwrap()).collect();
+    assert!(support[0] < support[1], "the fitting paper has more support: {support:?}");
+    assert!(support.iter().all(|s| (0.0..=1.0).contains(s)));
+    assert_eq!(r.exit_code(), 1);
+}
+
+#[test]
+fn a_clean_draft_has_no_findings_and_a_second_check_scores_nothing_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = library(dir.path());
+    let bib = dir.path().join("references.bib");
+    std::fs::write(&bib, REFERENCES).unwrap();
+    let bib = Bibliography::read(&bib).unwrap();
+    let rec = Recommender::new(lib.clone(), &Models::none());
+    let checker = Checker::with_support(&rec);
+    let clean = CLEAN.replace("chen2017x", "jones2019");
+    let mut cache = SupportCache::default();
+    let r = checker.check("draft.tex", &clean.replace("2015", "2019"), CiteSyntax::Latex, &bib, &mut cache).unwrap();
+    // jones2019's entry says 2015: only that mismatch.
+    assert_eq!(r.findings.iter().map(|f| (f.kind, f.key.as_str())).collect::<Vec<_>>(), [(Kind::Mismatch, "jones2019")]);
+    assert_eq!(cache.len(), 2, "two sentences scored");
+    let fixed = Bibliography {
+        papers: bib
+            .papers
+            .iter()
+            .cloned()
+            .map(|mut p| {
+                if p.key == "jones2019" {
+                    p.year = Some(2019);
+                }
+                p
+            })
+            .collect(),
+        ..bib.clone()
+    };
+    let r = checker.check("draft.tex", &clean, CiteSyntax::Latex, &fixed, &mut cache).unwrap();
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    assert_eq!(r.exit_code(), 0);
+    assert_eq!(cache.len(), 2, "the same sentences: nothing scored again");
+}
+
+fn citewise(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_citewise"))
+        .args(args)
+        .env("CITEWISE_LIBRARY", dir.join("lib"))
+        // The word channels only: tests do not load installed models.
+        .env("CITEWISE_MODELS", dir.join("no-models"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_command_exits_0_when_clean_and_1_on_findings_with_json_for_every_citation() {
+    let dir = tempfile::tempdir().unwrap();
+    library(dir.path());
+    let project = dir.path().join("paper");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("refs.bib"), REFERENCES.replace("2015", "2019")).unwrap();
+    let draft: PathBuf = project.join("draft.tex");
+    std::fs::write(&draft, format!("{}\\bibliography{{refs}}\n", CLEAN.replace("chen2017x", "jones2019"))).unwrap();
+    let o = citewise(dir.path(), &["check", draft.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("2 citations of 2 keys, 0 errors, 0 warnings"), "{out}");
+
+    std::fs::write(&draft, "We tag words \\cite{smiht2020} with HMMs.\n\\bibliography{refs}\n").unwrap();
+    let o = citewise(dir.path(), &["check", draft.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("draft.tex:1:20: error: unknown key: `smiht2020` is in neither"), "{out}");
+    assert!(out.contains("→ smith2020 “Part-of-Speech Tagging with Hidden Markov Models” (support"), "{out}");
+
+    let o = citewise(dir.path(), &["check", draft.to_str().unwrap(), "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["citations"][0]["key"], "smiht2020");
+    assert_eq!(json["findings"][0]["kind"], "unknown-key");
+    assert_eq!(json["findings"][0]["line"], 1);
+
+    // A bibliography outside the project is refused, not read.
+    std::fs::write(&draft, "We tag \\cite{smith2020}.\n\\bibliography{../refs}\n").unwrap();
+    let o = citewise(dir.path(), &["check", draft.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("outside the project"), "{}", String::from_utf8_lossy(&o.stderr));
+}
