@@ -460,6 +460,50 @@ fn a_document_never_makes_the_server_write_outside_its_project() {
     c.shutdown();
 }
 
+/// The check's quick fixes edit only the document and its bibliography
+/// inside the project: a bibliography outside is neither read (no mismatch
+/// found in it) nor named by any edit.
+#[test]
+fn check_fixes_never_read_or_edit_a_bibliography_outside_the_project() {
+    let (dir, lib, config) = setup();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    // BERT's DOI under another title: a mismatch, where it may be read.
+    let entry = "@inproceedings{devlin2019,\n  title = {Deep Residual Learning for Image Recognition},\n  year = {2019},\n  doi = {10.18653/v1/N19-1423}\n}\n";
+    let outside = dir.path().join("outside.bib");
+    std::fs::write(&outside, entry).unwrap();
+    std::fs::write(ws.join("refs.bib"), entry).unwrap();
+    let mut c = Client::start(&lib, &config);
+    c.initialize_in(Some(&ws));
+    let sentence = "Transformers are pre-trained in both directions \\cite{devlin2019}.\n";
+    let edits_of = |c: &mut Client, id: i64, doc: &str, text: &str| -> Vec<String> {
+        let at = end_of(&text[..text.find("devlin2019}").unwrap() + 3]);
+        let r = c.call(id, "textDocument/codeAction", json!({"textDocument": {"uri": doc}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}));
+        let actions = r["result"].as_array().cloned().unwrap_or_default();
+        actions.iter().flat_map(|a| a["edit"]["changes"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default()).collect()
+    };
+    // Outside: refused, nothing read from it, no edit names it.
+    let doc = uri(&ws.join("outside.tex"));
+    let text = format!("\\addbibresource{{../outside.bib}}\n{sentence}");
+    c.open(&doc, "latex", &text);
+    let d = c.diagnostics(&doc, 1);
+    assert!(d.iter().any(|x| x["message"].as_str().unwrap().contains("outside the project")), "{d:?}");
+    assert!(!d.iter().any(|x| x["message"].as_str().unwrap().contains("its DOI")), "the outside file was not read: {d:?}");
+    let edited = edits_of(&mut c, 10, &doc, &text);
+    assert!(edited.iter().all(|u| *u == doc), "{edited:?}");
+    // Inside: the mismatch is found and its fix edits the project's file.
+    let doc = uri(&ws.join("inside.tex"));
+    let text = format!("\\addbibresource{{refs.bib}}\n{sentence}");
+    c.open(&doc, "latex", &text);
+    let d = c.diagnostics(&doc, 1);
+    assert!(d.iter().any(|x| x["message"].as_str().unwrap().contains("its DOI 10.18653/v1/n19-1423 is “BERT")), "{d:?}");
+    let edited = edits_of(&mut c, 11, &doc, &text);
+    let refs = uri(&ws.join("refs.bib"));
+    assert!(edited.contains(&refs), "the title fix edits refs.bib: {edited:?}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), entry, "byte-identical");
+    c.shutdown();
+}
+
 #[test]
 fn malformed_frames_are_answered_or_skipped_and_the_server_goes_on() {
     let (dir, lib, config) = setup();
