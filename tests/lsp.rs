@@ -478,9 +478,16 @@ fn check_fixes_never_read_or_edit_a_bibliography_outside_the_project() {
     let sentence = "Transformers are pre-trained in both directions \\cite{devlin2019}.\n";
     let edits_of = |c: &mut Client, id: i64, doc: &str, text: &str| -> Vec<String> {
         let at = end_of(&text[..text.find("devlin2019}").unwrap() + 3]);
-        let r = c.call(id, "textDocument/codeAction", json!({"textDocument": {"uri": doc}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}));
+        let r = c.call(
+            id,
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": doc}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+        );
         let actions = r["result"].as_array().cloned().unwrap_or_default();
-        actions.iter().flat_map(|a| a["edit"]["changes"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default()).collect()
+        actions
+            .iter()
+            .flat_map(|a| a["edit"]["changes"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default())
+            .collect()
     };
     // Outside: refused, nothing read from it, no edit names it.
     let doc = uri(&ws.join("outside.tex"));

@@ -168,30 +168,23 @@ pub fn duplicates(first_citation: &[&Citation], resolved: &HashMap<String, Resol
             let Some(pb) = resolved.get(&b.key).and_then(Resolved::paper) else { continue };
             let same_record = !pa.id.is_empty() && pa.id == pb.id;
             if same_record || same_work(pa, pb, Strictness::Exact) {
-                let mut f = at(
-                    b,
-                    Kind::Duplicate,
-                    Severity::Warning,
-                    format!("`{}` and `{}` are one work (“{}”)", b.key, a.key, pb.title),
-                    format!("cite it under one key: replace `{}` with `{}`", b.key, a.key),
-                );
-                f.keep = Some(a.key.clone());
-                out.push(f);
+                let message = format!("`{}` and `{}` are one work (“{}”)", b.key, a.key, pb.title);
+                out.push(duplicate(b, a, message, "cite it under one key"));
             } else if is_preprint(pa) != is_preprint(pb) && same_work(pa, pb, Strictness::Loose) {
                 let (pre, publ, pre_paper) = if is_preprint(pa) { (a, b, pa) } else { (b, a, pb) };
-                let mut f = at(
-                    pre,
-                    Kind::Duplicate,
-                    Severity::Warning,
-                    format!("`{}` is the preprint of `{}` (“{}”), and both are cited", pre.key, publ.key, pre_paper.title),
-                    format!("cite the published version: replace `{}` with `{}`", pre.key, publ.key),
-                );
-                f.keep = Some(publ.key.clone());
-                out.push(f);
+                let message = format!("`{}` is the preprint of `{}` (“{}”), and both are cited", pre.key, publ.key, pre_paper.title);
+                out.push(duplicate(pre, publ, message, "cite the published version"));
             }
         }
     }
     out
+}
+
+/// A duplicate at `drop`'s citation, keeping `keep`'s key.
+fn duplicate(drop: &Citation, keep: &Citation, message: String, what: &str) -> Finding {
+    let mut f = at(drop, Kind::Duplicate, Severity::Warning, message, format!("{what}: replace `{}` with `{}`", drop.key, keep.key));
+    f.keep = Some(keep.key.clone());
+    f
 }
 
 /// The cited paper is flagged retracted (Zotero's retraction list, or its

@@ -288,12 +288,7 @@ fn fit_support(files: &[PathBuf], shown: &[PathBuf]) -> Result<()> {
     let show = |name: &str, model: &SupportModel, runs: &[(String, CheckEval)]| {
         for (file, run) in runs {
             let items: Vec<CheckItem> = run.items.iter().cloned().map(|i| i.rescored(Some(model))).collect();
-            let mut r = summarise(run.contexts, items);
-            let share = |v: &str| {
-                let of: Vec<_> = r.items.iter().filter(|i| i.variant == v).collect();
-                of.iter().filter(|i| i.score < model.threshold).count() as f64 / of.len().max(1) as f64
-            };
-            (r.flagged_true, r.flagged_random, r.flagged_hard) = (share("true"), share("random"), share("hard"));
+            let r = summarise(run.contexts, items, Some(model.threshold));
             print!("{name} model on {file}: {}", check_table("", &r));
         }
     };

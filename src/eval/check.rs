@@ -97,15 +97,17 @@ pub fn evaluate_check(rec: &Recommender, contexts: &[CitationContext], library_i
             });
         }
     }
-    Ok(summarise(counted, items))
+    Ok(summarise(counted, items, None))
 }
 
-/// AUCs and flagged shares of scored items.
-pub fn summarise(contexts: usize, items: Vec<CheckItem>) -> CheckEval {
+/// AUCs and flagged shares of scored items, flagged under `threshold`
+/// (none: the threshold of the model that fits each item's signals).
+pub fn summarise(contexts: usize, items: Vec<CheckItem>, threshold: Option<f32>) -> CheckEval {
     let scores = |v: &str| items.iter().filter(|i| i.variant == v).map(|i| i.score).collect::<Vec<f32>>();
     let flagged = |v: &str| {
         let of: Vec<&CheckItem> = items.iter().filter(|i| i.variant == v).collect();
-        of.iter().filter(|i| i.score < model_for(&i.signals).threshold).count() as f64 / of.len().max(1) as f64
+        let below = |i: &&&CheckItem| i.score < threshold.unwrap_or_else(|| model_for(&i.signals).threshold);
+        of.iter().filter(below).count() as f64 / of.len().max(1) as f64
     };
     let (t, r, h) = (scores("true"), scores("random"), scores("hard"));
     CheckEval {
