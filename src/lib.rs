@@ -10,13 +10,15 @@
 //! `lsp` (the language server) →
 //! `cli` (the `citewise` command). `error` (the library's errors), `ranking`
 //! (Recall@K, reciprocal rank), `util`, `limits` (the budgets of every
-//! reader of untrusted input) and `project` (the one rule for the paths a
-//! document names) sit below every layer and serve them all. ARCHITECTURE.md
+//! reader of untrusted input), `project` (the one rule for the paths a
+//! document names) and `dirs` (the one rule for where configuration and
+//! data live) sit below every layer and serve them all. ARCHITECTURE.md
 //! says more, and lists the invariants.
 
 pub mod check;
 pub mod cli;
 pub mod corpus;
+pub mod dirs;
 pub mod draft;
 pub mod error;
 pub mod eval;

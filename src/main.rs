@@ -11,7 +11,8 @@ fn main() -> std::process::ExitCode {
         // The message and its causes, one line: a bad input is not a crash,
         // so no backtrace (even with RUST_BACKTRACE set).
         Err(e) => {
-            eprintln!("error: {}", citewise::util::printable(&message(&e)));
+            use citewise::cli::style::{paint, ERROR};
+            anstream::eprintln!("{}: {}", paint(ERROR, "error"), citewise::util::printable(&message(&e)));
             std::process::ExitCode::FAILURE
         }
     }

@@ -96,10 +96,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     replace_with(&tmp, &target)
 }
 
-/// The library directory used when none is named (the platform data
+/// The library directory used when none is named (`library/` in the data
 /// directory, e.g. `~/.local/share/citewise/library`).
 pub fn default_library_dir() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "citewise").map(|d| d.data_dir().join("library"))
+    crate::dirs::data_path("library")
 }
 
 /// A `citewise` command line that acts on the library in `library`, as a

@@ -385,6 +385,14 @@ fn import_zotero_then_doctor_and_bench() {
     let o = citewise(&lib, &["--library", lib_s, "import", "--zotero", zotero_s, "--no-embed"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("2 added"), "{}", stdout(&o));
+    // Without DIR: the data directory Zotero uses, ~/Zotero here.
+    let other = dir.path().join("other-lib");
+    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
+        .args(["--library", other.to_str().unwrap(), "import", "--zotero", "--no-embed"])
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success() && stdout(&o).contains("2 added"), "{}{}", stdout(&o), stderr(&o));
 
     let o = citewise(&lib, &["--library", lib_s, "doctor"]);
     let out = stdout(&o);
@@ -426,4 +434,173 @@ fn import_zotero_then_doctor_and_bench() {
     for run in ["first_import", "no_change", "one_changed"] {
         assert!(r[run]["seconds"].as_f64().is_some(), "{run}: {r}");
     }
+}
+
+/// Every subcommand and its long options, from the clap definition.
+fn subcommands_and_flags() -> Vec<(String, Vec<String>)> {
+    use clap::CommandFactory;
+    citewise::cli::Cli::command()
+        .get_subcommands()
+        .map(|s| {
+            let flags = s.get_arguments().filter(|a| !a.is_global_set()).filter_map(|a| a.get_long().map(str::to_string)).collect();
+            (s.get_name().to_string(), flags)
+        })
+        .collect()
+}
+
+#[test]
+fn completions_cover_every_subcommand_and_its_flags_in_every_shell() {
+    let commands = subcommands_and_flags();
+    assert!(commands.len() >= 15, "{commands:?}");
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let o = citewise(Path::new("/nonexistent"), &["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        for (name, flags) in &commands {
+            assert!(script.contains(name.as_str()), "{shell} completion lacks the subcommand {name}");
+            for f in flags {
+                assert!(
+                    script.contains(&format!("--{f}")) || (shell == "fish" && script.contains(&format!("-l {f}"))),
+                    "{shell}: {name} --{f} missing"
+                );
+            }
+        }
+    }
+    // The bash script is valid bash.
+    let o = citewise(Path::new("/nonexistent"), &["completions", "bash"]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("citewise.bash");
+    std::fs::write(&path, &o.stdout).unwrap();
+    match Command::new("bash").arg("-n").arg(&path).output() {
+        Ok(check) => assert!(check.status.success(), "bash -n: {}", stderr(&check)),
+        Err(e) => eprintln!("skipped bash -n: {e}"),
+    }
+    let o = citewise(Path::new("/nonexistent"), &["completions", "tcsh"]);
+    assert!(!o.status.success() && stderr(&o).contains("possible values"), "{}", stderr(&o));
+}
+
+#[test]
+fn man_pages_for_the_program_and_every_subcommand() {
+    let o = citewise(Path::new("/nonexistent"), &["man"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert!(page.contains(".TH citewise 1"), "{page}");
+    for (name, _) in subcommands_and_flags() {
+        assert!(page.contains(&format!("citewise\\-{name}(1)")), "the main page does not list {name}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man1");
+    let o = citewise(Path::new("/nonexistent"), &["man", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("citewise.1").exists());
+    for (name, flags) in subcommands_and_flags() {
+        let path = out.join(format!("citewise-{name}.1"));
+        let page = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(page.contains(&format!(".TH citewise-{name} 1")), "{}", path.display());
+        for f in flags {
+            // roff writes a hyphen as `\-`.
+            let roff = format!("\\-\\-{}", f.replace('-', "\\-"));
+            assert!(page.contains(&roff), "{}: --{f} missing", path.display());
+        }
+    }
+}
+
+#[test]
+fn colour_follows_the_flag_no_color_and_clicolor_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let o = citewise(&lib, &["import", fixture("library.bib").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_citewise"));
+        c.args(args).env("CITEWISE_LIBRARY", &lib).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE").env_remove("CLICOLOR");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let query = ["recommend", "ranking query completions for a typed prefix", "-k", "2"];
+    let escapes = |s: &str| s.contains('\x1b');
+    // Into a pipe: plain, unless asked.
+    let plain = run(&query, &[]);
+    assert!(!escapes(&plain) && plain.starts_with(" 1. Learning to Personalize"), "{plain:?}");
+    let forced = run(&query, &[("CLICOLOR_FORCE", "1")]);
+    assert!(escapes(&forced), "CLICOLOR_FORCE=1 colours: {forced:?}");
+    assert!(!escapes(&run(&query, &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")])), "NO_COLOR wins over CLICOLOR_FORCE");
+    let never: Vec<&str> = ["--color", "never"].into_iter().chain(query).collect();
+    assert!(!escapes(&run(&never, &[("CLICOLOR_FORCE", "1")])), "--color never");
+    let always: Vec<&str> = ["--color", "always"].into_iter().chain(query).collect();
+    let coloured = run(&always, &[("NO_COLOR", "1")]);
+    assert!(escapes(&coloured), "--color always wins over NO_COLOR");
+    // The same text either way.
+    let stripped = String::from_utf8(anstream::adapter::strip_bytes(coloured.as_bytes()).into_vec()).unwrap();
+    assert_eq!(stripped, plain);
+    // NO_COLOR=1 recommend, as a user types it: no escape codes at all.
+    assert!(!escapes(&run(&query, &[("NO_COLOR", "1")])));
+}
+
+#[test]
+fn a_first_run_says_what_to_do_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("no library yet");
+    let o = citewise(&lib, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("no library yet"), "{out}");
+    assert!(out.contains(&citewise::util::citewise_command(&lib, "import refs.bib")), "{out}");
+    assert!(out.contains("citewise --demo") && out.contains("--zotero") && out.contains("--evidence"), "{out}");
+    assert!(out.lines().count() <= 12, "a few lines: {out}");
+    // With a library, no file: the help, as before.
+    let lib = dir.path().join("lib");
+    citewise(&lib, &["import", fixture("papers.jsonl").to_str().unwrap()]);
+    let o = citewise(&lib, &[]);
+    assert!(o.status.success() && stdout(&o).contains("Usage:"), "{}", stdout(&o));
+}
+
+#[test]
+fn configuration_and_data_directories_follow_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = |env: &[(&str, &Path)], args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_citewise"));
+        c.args(args).env("HOME", &home);
+        for k in ["CITEWISE_LIBRARY", "CITEWISE_MODELS", "CITEWISE_CONFIG_DIR", "CITEWISE_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"] {
+            c.env_remove(k);
+        }
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    // Nothing set: ~/.config/citewise and ~/.local/share/citewise.
+    let out = stdout(&run(&[], &["doctor"]));
+    assert!(out.contains(&format!("config    {} (the default)", home.join(".config/citewise").display())), "{out}");
+    assert!(out.contains(&format!("data      {} (the default)", home.join(".local/share/citewise").display())), "{out}");
+    assert!(out.contains(&format!("models    {}", home.join(".local/share/citewise/models").display())), "{out}");
+    // XDG.
+    let xdg = dir.path().join("xdg");
+    let out = stdout(&run(&[("XDG_CONFIG_HOME", &xdg.join("c")), ("XDG_DATA_HOME", &xdg.join("d"))], &["doctor"]));
+    assert!(out.contains(&format!("config    {} (from $XDG_CONFIG_HOME)", xdg.join("c/citewise").display())), "{out}");
+    assert!(out.contains(&format!("data      {} (from $XDG_DATA_HOME)", xdg.join("d/citewise").display())), "{out}");
+    // citewise's own variables win; the library and models follow the data directory.
+    let (conf, data) = (dir.path().join("my-config"), dir.path().join("my-data"));
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(conf.join("config.toml"), "results = 7\n").unwrap();
+    let env = [("CITEWISE_CONFIG_DIR", conf.as_path()), ("CITEWISE_DATA_DIR", data.as_path()), ("XDG_DATA_HOME", xdg.as_path())];
+    let out = stdout(&run(&env, &["doctor"]));
+    assert!(out.contains(&format!("config    {} (from $CITEWISE_CONFIG_DIR); config.toml there", conf.display())), "{out}");
+    assert!(out.contains(&format!("data      {} (from $CITEWISE_DATA_DIR)", data.display())), "{out}");
+    assert!(out.contains(&format!("models    {}", data.join("models").display())), "{out}");
+    let o = run(&env, &["import", fixture("papers.jsonl").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(data.join("library").is_dir(), "the library is made in the data directory");
+    let o = run(&env, &["info"]);
+    assert!(stdout(&o).contains(&format!("library: {}", data.join("library").display())), "{}", stdout(&o));
+    // A config file the configuration directory holds is read (a bad one is an error naming it).
+    std::fs::write(conf.join("config.toml"), "results = \"many\"\n").unwrap();
+    let o = run(&env, &["lsp"]);
+    assert!(!o.status.success() && stderr(&o).contains(&conf.join("config.toml").display().to_string()), "{}", stderr(&o));
 }

@@ -101,13 +101,16 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// `file:line:column: severity: kind: message` and the fix, indented.
-    pub fn line_for(&self, file: &str) -> String {
+    /// One terminal line, `file:line:column: severity: kind: message`
+    /// (control characters dropped), with the severity word as `paint`
+    /// writes it (a front end's colour, or as it is).
+    pub fn line(&self, file: &str, paint: impl Fn(&str) -> String) -> String {
         let sev = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Info => "info",
         };
-        format!("{file}:{}:{}: {sev}: {}: {}", self.line, self.column, self.kind.name(), self.message)
+        let (file, message) = (crate::util::printable(file), crate::util::printable(&self.message));
+        format!("{file}:{}:{}: {}: {}: {}", self.line, self.column, paint(sev), self.kind.name(), message)
     }
 }

@@ -14,6 +14,8 @@ use crate::library::Library;
 use crate::pipeline::{Models, Recommender};
 use crate::util::printable;
 
+use super::style::{paint, DIM, ERROR, WARNING};
+
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The draft (.tex, .md, .typ; as the editor reads them)
@@ -48,7 +50,8 @@ pub fn run(lib: &Arc<Library>, a: &CheckArgs, models: &Models) -> Result<u8> {
     };
     let file = a.draft.display().to_string();
     let report = checker.check(&file, &text, syntax, &bib, &mut SupportCache::default())?;
-    let mut out = std::io::stdout().lock();
+    // Styled for a terminal; `anstream` drops the styles when colour is off.
+    let mut out = anstream::stdout().lock();
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
@@ -72,7 +75,12 @@ fn named_bibliography(draft: &std::path::Path, text: &str) -> Result<PathBuf> {
 pub fn text_report(report: &Report) -> String {
     let mut s = String::new();
     for f in &report.findings {
-        s.push_str(&printable(&f.line_for(&report.file)));
+        let severity = match f.severity {
+            crate::check::Severity::Error => ERROR,
+            crate::check::Severity::Warning => WARNING,
+            crate::check::Severity::Info => DIM,
+        };
+        s.push_str(&f.line(&report.file, |sev| paint(severity, sev)));
         s.push('\n');
         if let Some(m) = &f.best_match {
             s.push_str(&format!("  {}\n", printable(m)));

@@ -34,6 +34,7 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
             println!("repaired  {done}");
         }
     }
+    print_dirs();
     let report = check::inspect(library);
     print_library(library, &report)?;
     print_zotero(library);
@@ -50,7 +51,7 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
         return Ok(());
     }
     for p in &report.problems {
-        println!("problem   {}", p.what);
+        anstream::println!("{}   {}", super::style::paint(super::style::ERROR, "problem"), p.what);
         println!("  repair: {}", p.repair);
     }
     let n = report.problems.len();
@@ -59,6 +60,24 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
         library.display(),
         if n == 1 { "" } else { "s" }
     )
+}
+
+/// The configuration and data directories, and why each is the one
+/// (`crate::dirs`).
+fn print_dirs() {
+    use crate::dirs::{chosen, Kind};
+    match chosen(Kind::Config) {
+        Some(c) => {
+            let file = c.path.join("config.toml");
+            let state = if file.exists() { "config.toml there" } else { "no config.toml: the defaults" };
+            println!("config    {c}; {state}");
+        }
+        None => println!("config    none (no home directory; set ${})", crate::dirs::CONFIG_DIR_ENV),
+    }
+    match chosen(Kind::Data) {
+        Some(c) => println!("data      {c}"),
+        None => println!("data      none (no home directory; set ${})", crate::dirs::DATA_DIR_ENV),
+    }
 }
 
 /// The library: papers, evidence spans, how much of it the citation

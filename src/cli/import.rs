@@ -23,7 +23,11 @@ pub struct ImportArgs {
     /// storage/); without DIR, the one Zotero uses (~/Zotero, or the one its
     /// settings name). Zotero's files are read, never written; run it again
     /// to bring in what changed
-    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["evidence", "paths"])]
+    // Without DIR the value is empty (clap's path parser refuses an empty
+    // value, so the parser here is the plain one).
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "",
+          value_parser = clap::builder::TypedValueParser::map(clap::builder::OsStringValueParser::new(), PathBuf::from),
+          conflicts_with_all = ["evidence", "paths"])]
     pub zotero: Option<PathBuf>,
     /// With --zotero: only this collection (by name or Parent/Child path) and its sub-collections
     #[arg(long, requires = "zotero")]
@@ -62,7 +66,7 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     }
     if a.evidence {
         // The citation wrappers the editor's configuration names count here too.
-        if let Some(config) = crate::tui::config::Config::dir().map(|d| d.join("config.toml")) {
+        if let Some(config) = crate::dirs::config_file() {
             crate::tui::config::Config::load(&config)?;
         }
         let (found, problems) = inputs::expand(&a.paths);
@@ -119,8 +123,8 @@ fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> 
     } else {
         dir.to_path_buf()
     };
-    let config = match crate::tui::config::Config::dir() {
-        Some(d) => crate::tui::config::Config::load(&d.join("config.toml"))?,
+    let config = match crate::dirs::config_file() {
+        Some(f) => crate::tui::config::Config::load(&f)?,
         None => crate::tui::config::Config::default(),
     };
     let options = ZoteroOptions { collection: a.collection.clone(), force: a.force, no_pdfs: a.no_pdfs, attachment_base: None };

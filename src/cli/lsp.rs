@@ -23,7 +23,7 @@ pub struct LspArgs {
 }
 
 pub fn run(library: &std::path::Path, a: &LspArgs, models: Models) -> Result<()> {
-    let config_path = a.config.clone().or_else(|| Config::dir().map(|d| d.join("config.toml")));
+    let config_path = a.config.clone().or_else(crate::dirs::config_file);
     let config = match &config_path {
         Some(p) => Config::load(p)?,
         None => Config::default(),

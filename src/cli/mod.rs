@@ -12,6 +12,7 @@ mod import;
 mod lsp;
 mod progress;
 mod recommend;
+pub mod style;
 mod train;
 mod train_reranker;
 
@@ -37,7 +38,8 @@ use crate::library::{Library, LIBRARY_ENV};
     after_help = "With no command, opens FILE (a .tex or .md draft) in the editor."
 )]
 pub struct Cli {
-    /// Library directory [default: the platform data dir, e.g. ~/.local/share/citewise/library]
+    /// Library directory [default: library/ in the data directory, ~/.local/share/citewise/library
+    /// unless $CITEWISE_DATA_DIR or $XDG_DATA_HOME names another]
     #[arg(long, global = true, env = LIBRARY_ENV, value_name = "DIR")]
     pub library: Option<PathBuf>,
 
@@ -53,9 +55,15 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub bib: Option<PathBuf>,
 
-    /// Configuration file [default: config.toml in the platform config dir]
+    /// Configuration file [default: config.toml in the configuration directory, ~/.config/citewise
+    /// unless $CITEWISE_CONFIG_DIR or $XDG_CONFIG_HOME names another]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// When the plain commands colour their output (the editor keeps its theme): auto is on a
+    /// terminal unless NO_COLOR is set
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = style::ColorWhen::Auto)]
+    pub color: style::ColorWhen,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -91,6 +99,25 @@ pub enum Command {
     Distill(distill::DistillArgs),
     /// Serve citations to any editor over the Language Server Protocol (stdio)
     Lsp(lsp::LspArgs),
+    /// Print a shell completion script (e.g. `citewise completions bash > ~/.local/share/bash-completion/completions/citewise`)
+    Completions(CompletionsArgs),
+    /// Print the man page, or with --out write one page per command into a directory
+    Man(ManArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Write citewise.1 and one citewise-COMMAND.1 per command here (made if missing) instead of
+    /// printing citewise.1
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,6 +133,12 @@ pub struct EmbedArgs {
 /// Parses the command line and runs it.
 pub fn main() -> Result<std::process::ExitCode> {
     let cli = Cli::parse();
+    cli.color.apply();
+    match &cli.command {
+        Some(Command::Completions(a)) => return completions(a).map(|()| std::process::ExitCode::SUCCESS),
+        Some(Command::Man(a)) => return man(a).map(|()| std::process::ExitCode::SUCCESS),
+        _ => {}
+    }
     if let Some(Command::Check(a)) = &cli.command {
         let models = Models::installed().for_library(library_dir(&cli).ok());
         return Ok(check::run(&open_library(&cli)?, a, &models)?.into());
@@ -120,7 +153,7 @@ fn run(cli: &Cli) -> Result<()> {
     match &cli.command {
         Some(Command::Import(a)) => import::run(&library_dir(cli)?, a, &models),
         Some(Command::Recommend(a)) => recommend::run(&open_library(cli)?, a, &models),
-        Some(Command::Check(_)) => unreachable!("answered above"),
+        Some(Command::Check(_) | Command::Completions(_) | Command::Man(_)) => unreachable!("answered above"),
         Some(Command::Eval(a)) => eval::run(a, &models),
         Some(Command::Evidence(a)) => evidence::run(&library_dir(cli)?, a),
         Some(Command::Bench(a)) => bench::run(a, &models),
@@ -146,21 +179,20 @@ fn run(cli: &Cli) -> Result<()> {
     }
 }
 
-fn data_dir() -> Result<PathBuf> {
-    directories::ProjectDirs::from("", "", "citewise").map(|d| d.data_dir().to_path_buf()).context("no home directory to keep autosaves in")
+/// `name` in the data directory (`demo`, `autosave`).
+fn data_path(name: &str) -> Result<PathBuf> {
+    crate::dirs::data_path(name).with_context(|| format!("no home directory to keep the {name} in: set {}", crate::dirs::DATA_DIR_ENV))
 }
 
 fn editor(cli: &Cli, mut models: Models) -> Result<()> {
     use std::io::IsTerminal;
     let (library, draft) = if cli.demo {
-        let (lib, draft) = crate::tui::demo::prepare(&data_dir()?.join("demo"))?;
+        let (lib, draft) = crate::tui::demo::prepare(&data_path("demo")?)?;
         models = Models::installed().for_library(Some(lib.clone()));
         (lib, Some(draft))
     } else {
         if cli.file.is_none() {
-            Cli::command().print_help()?;
-            println!();
-            return Ok(());
+            return first_steps(cli);
         }
         (library_dir(cli)?, cli.file.clone())
     };
@@ -172,10 +204,71 @@ fn editor(cli: &Cli, mut models: Models) -> Result<()> {
         bib: cli.bib.clone(),
         library,
         config: cli.config.clone(),
-        autosave_dir: data_dir()?.join("autosave"),
+        autosave_dir: data_path("autosave")?,
         models,
     })?;
     crate::tui::run(session)?;
+    Ok(())
+}
+
+/// `citewise` with no file: on a first run (no library yet), what to do
+/// next; otherwise the help.
+fn first_steps(cli: &Cli) -> Result<()> {
+    let dir = library_dir(cli)?;
+    match Library::open(&dir) {
+        Err(crate::Error::Missing(_)) => {
+            print!("{}", first_run_message(&dir));
+            Ok(())
+        }
+        _ => {
+            Cli::command().print_help()?;
+            println!();
+            Ok(())
+        }
+    }
+}
+
+/// The few lines a first run prints: where the library will be, and the
+/// commands that fill it and open a draft.
+pub fn first_run_message(library: &std::path::Path) -> String {
+    let cmd = |args: &str| crate::util::citewise_command(library, args);
+    let steps = [
+        (cmd("import refs.bib"), "import a BibTeX file (or a folder of them)"),
+        (cmd("import --zotero"), "or your Zotero library"),
+        (cmd("import --evidence ~/papers"), "add your PDFs and LaTeX sources as evidence"),
+        (cmd("draft.tex"), "open a draft; F5 at the citation point"),
+        ("citewise --demo".to_string(), "or try it now on a small built-in library"),
+    ];
+    let width = steps.iter().map(|(c, _)| c.chars().count()).max().unwrap_or(0);
+    let mut s = format!("Welcome to citewise. There is no library yet (it will be {}).\n\nTo begin:\n", library.display());
+    for (c, what) in &steps {
+        s.push_str(&format!("  {c:<width$}  {what}\n"));
+    }
+    s.push_str("\n`citewise --help` lists every command; `citewise doctor` checks the set-up.\n");
+    s
+}
+
+/// `citewise completions SHELL`: the script, on standard output.
+fn completions(a: &CompletionsArgs) -> Result<()> {
+    let mut cmd = Cli::command();
+    clap_complete::generate(a.shell, &mut cmd, "citewise", &mut std::io::stdout());
+    Ok(())
+}
+
+/// `citewise man [--out DIR]`.
+fn man(a: &ManArgs) -> Result<()> {
+    match &a.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot make the directory", dir.display()))?;
+            clap_mangen::generate_to(Cli::command(), dir).with_context(|| format!("{}: cannot write the man pages", dir.display()))?;
+            eprintln!("man pages written to {}", dir.display());
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+            std::io::Write::flush(&mut out)?;
+        }
+    }
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use std::io::Read;
+use std::io::{Read, Write};
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -8,6 +8,8 @@ use clap::Args;
 use crate::library::Library;
 use crate::pipeline::{Models, Query, Recommender};
 use crate::util::printable;
+
+use super::style::{paint, DIM, TITLE};
 
 #[derive(Debug, Args)]
 pub struct RecommendArgs {
@@ -76,19 +78,24 @@ pub fn run(lib: &Arc<Library>, a: &RecommendArgs, models: &Models) -> Result<()>
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(());
     }
+    // Styled for a terminal; `anstream` drops the styles when colour is off.
+    let mut out = anstream::stdout().lock();
     if result.candidates.is_empty() {
-        println!("no matching papers in the library ({} papers)", lib.papers().num_papers());
+        writeln!(out, "no matching papers in the library ({} papers)", lib.papers().num_papers())?;
     }
     for (i, c) in result.candidates.iter().enumerate() {
         let channels: Vec<String> = c.channels.iter().map(|s| format!("{}#{}", s.channel, s.rank)).collect();
         match &c.paper {
             Some(p) => {
-                println!("{:>2}. {}  [{:.2}; {}]", i + 1, printable(&p.title), c.score, channels.join(" "));
+                let scores = paint(DIM, format!("[{:.2}; {}]", c.score, channels.join(" ")));
+                writeln!(out, "{:>2}. {}  {scores}", i + 1, paint(TITLE, printable(&p.title)))?;
                 let year = p.year.map(|y| y.to_string()).unwrap_or_else(|| "n.d.".into());
-                println!("    {} ({year}) {}  {}", printable(&p.short_authors()), printable(&p.venue), printable(&c.id));
+                let id = paint(DIM, printable(&c.id));
+                writeln!(out, "    {} ({year}) {}  {id}", printable(&p.short_authors()), printable(&p.venue))?;
             }
-            None => println!("{:>2}. {}  [{:.2}]", i + 1, printable(&c.id), c.score),
+            None => writeln!(out, "{:>2}. {}  {}", i + 1, printable(&c.id), paint(DIM, format!("[{:.2}]", c.score)))?,
         }
     }
+    out.flush()?;
     Ok(())
 }

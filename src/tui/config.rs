@@ -1,7 +1,7 @@
 //! User configuration: `config.toml` in the platform config directory.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
@@ -93,11 +93,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The platform config directory (`~/.config/citewise`).
-    pub fn dir() -> Option<PathBuf> {
-        directories::ProjectDirs::from("", "", "citewise").map(|d| d.config_dir().to_path_buf())
-    }
-
     /// Reads `path`; a missing file gives the defaults. The citation
     /// wrappers it names join the citation grammar for this process.
     pub fn load(path: &Path) -> Result<Config> {

@@ -65,12 +65,12 @@ pub struct Session {
 
 /// Loads config, theme, keymap, library and draft.
 pub fn prepare(opts: Options) -> Result<Session> {
-    let config_path = opts.config.clone().or_else(|| Config::dir().map(|d| d.join("config.toml")));
+    let config_path = opts.config.clone().or_else(crate::dirs::config_file);
     let config = match &config_path {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
-    let theme = Theme::load(&config.theme, Config::dir().map(|d| d.join("themes")).as_deref())?;
+    let theme = Theme::load(&config.theme, crate::dirs::config_path("themes").as_deref())?;
     let library = Arc::new(Library::open(&opts.library)?);
     let (text, format, note) = match &opts.draft {
         Some(p) => {
