@@ -158,6 +158,11 @@ pub fn chosen(kind: Kind) -> Option<Chosen> {
     with_process_inputs(kind, |i| resolve(kind, i))
 }
 
+/// `name` of `kind` for this process, and why it is there.
+pub fn chosen_item(kind: Kind, name: &str) -> Option<Chosen> {
+    with_process_inputs(kind, |i| resolve_item(kind, name, i))
+}
+
 /// `config.toml` of the configuration directory.
 pub fn config_file() -> Option<PathBuf> {
     config_path("config.toml")
@@ -165,12 +170,12 @@ pub fn config_file() -> Option<PathBuf> {
 
 /// `name` of the configuration directory (`config.toml`, `themes`).
 pub fn config_path(name: &str) -> Option<PathBuf> {
-    with_process_inputs(Kind::Config, |i| resolve_item(Kind::Config, name, i)).map(|c| c.path)
+    chosen_item(Kind::Config, name).map(|c| c.path)
 }
 
 /// `name` of the data directory (`library`, `models`, `autosave`, `demo`).
 pub fn data_path(name: &str) -> Option<PathBuf> {
-    with_process_inputs(Kind::Data, |i| resolve_item(Kind::Data, name, i)).map(|c| c.path)
+    chosen_item(Kind::Data, name).map(|c| c.path)
 }
 
 #[cfg(test)]

@@ -65,11 +65,15 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
 /// The configuration and data directories, and why each is the one
 /// (`crate::dirs`).
 fn print_dirs() {
-    use crate::dirs::{chosen, Kind};
+    use crate::dirs::{chosen, chosen_item, Kind, Reason};
     match chosen(Kind::Config) {
         Some(c) => {
-            let file = c.path.join("config.toml");
-            let state = if file.exists() { "config.toml there" } else { "no config.toml: the defaults" };
+            // The file is found for itself: it may be at the older location.
+            let state = match chosen_item(Kind::Config, "config.toml") {
+                Some(f) if f.path.exists() && matches!(f.reason, Reason::Older { .. }) => format!("reads {f}"),
+                Some(f) if f.path.exists() => "config.toml there".to_string(),
+                _ => "no config.toml: the defaults".to_string(),
+            };
             println!("config    {c}; {state}");
         }
         None => println!("config    none (no home directory; set ${})", crate::dirs::CONFIG_DIR_ENV),
