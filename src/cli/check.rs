@@ -50,14 +50,17 @@ pub fn run(lib: &Arc<Library>, a: &CheckArgs, models: &Models) -> Result<u8> {
     };
     let file = a.draft.display().to_string();
     let report = checker.check(&file, &text, syntax, &bib, &mut SupportCache::default())?;
-    // Styled for a terminal; `anstream` drops the styles when colour is off.
-    let mut out = anstream::stdout().lock();
     if a.json {
+        // Machine-readable: never through the colour adapter, which strips bytes.
+        let mut out = std::io::stdout().lock();
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        out.flush()?;
     } else {
+        // Styled for a terminal; `anstream` drops the styles when colour is off.
+        let mut out = anstream::stdout().lock();
         write!(out, "{}", text_report(&report))?;
+        out.flush()?;
     }
-    out.flush()?;
     Ok(report.exit_code() as u8)
 }
 

@@ -250,9 +250,14 @@ pub fn first_run_message(library: &std::path::Path) -> String {
 
 /// `citewise completions SHELL`: the script, on standard output.
 fn completions(a: &CompletionsArgs) -> Result<()> {
-    let mut cmd = Cli::command();
-    clap_complete::generate(a.shell, &mut cmd, "citewise", &mut std::io::stdout());
-    Ok(())
+    // Into a buffer first: clap_complete panics when its writer fails (a
+    // reader such as `head` that went away).
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut Cli::command(), "citewise", &mut script);
+    match std::io::Write::write_all(&mut std::io::stdout().lock(), &script) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 /// `citewise man [--out DIR]`.

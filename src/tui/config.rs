@@ -1,4 +1,4 @@
-//! User configuration: `config.toml` in the platform config directory.
+//! User configuration: `config.toml` in the configuration directory (`crate::dirs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
