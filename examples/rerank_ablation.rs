@@ -195,6 +195,24 @@ impl Context {
     /// fused papers that are no record of its works, `EVAL_DEPTH` in all.
     fn prefetch(&self, fused: &[Candidate]) -> Vec<Candidate> {
         let work = self.work_of();
+        if REPLAY_TOP.load(std::sync::atomic::Ordering::Relaxed) {
+            // Under other fusion settings: the replay's own fused order,
+            // each recorded work once (its entry as recorded, with the
+            // records the recommender folded into it).
+            let mut seen = HashSet::new();
+            let mut list: Vec<Candidate> = fused
+                .iter()
+                .filter_map(|c| match work.get(c.id.as_str()) {
+                    Some(&w) => seen.insert(w).then(|| self.top[w].clone()),
+                    None => Some(c.clone()),
+                })
+                .collect();
+            list.truncate(EVAL_DEPTH.max(CPU_RERANK_DEPTH));
+            for (i, c) in list.iter_mut().enumerate() {
+                c.fused_rank = i + 1;
+            }
+            return list;
+        }
         let mut list = self.top.clone();
         list.extend(fused.iter().filter(|c| !work.contains_key(c.id.as_str())).cloned());
         list.truncate(EVAL_DEPTH.max(CPU_RERANK_DEPTH));
@@ -225,8 +243,11 @@ impl Context {
         if !stage.agreement_guard {
             weights.agreement = usize::MAX;
         }
-        let (top, rest) = list.split_at_mut(order.len());
-        combine(top, rest, &signals, weights);
+        // As the recommender: a stage whose weights are all 0 does not run.
+        if !weights.off() {
+            let (top, rest) = list.split_at_mut(order.len());
+            combine(top, rest, &signals, weights);
+        }
         list
     }
 
@@ -238,6 +259,10 @@ impl Context {
         score(&by_work(&ranked[..ranked.len().min(EVAL_DEPTH)], &works), &relevant)
     }
 }
+
+/// Whether the fused top is the replay's own (`--fusion`: other settings
+/// than those the features were written with) rather than the recorded one.
+static REPLAY_TOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The rerank stage's settings in one row of the table.
 #[derive(Clone, Copy)]
@@ -287,6 +312,10 @@ fn table(path: &Path, fusion: Fusion) -> anyhow::Result<()> {
     let mut rows: Vec<(String, Ranker)> = ChannelId::ALL.into_iter().map(|c| (format!("{} alone", c.name()), Ranker::Alone(c))).collect();
     rows.push(("fused prefetch".into(), Ranker::Prefetch));
     rows.push(("**whole pipeline**".into(), Ranker::Pipeline(whole)));
+    rows.push((
+        "the stage for every query, whatever the evidence".into(),
+        Ranker::Pipeline(Stage { fusion: Fusion { rerank_min_evidence: -1.0, ..fusion }, ..whole }),
+    ));
     rows.push(("without the cross-encoder".into(), Ranker::Pipeline(Stage { fusion: Fusion { rerank_weight: 0.0, ..fusion }, ..whole })));
     rows.push((
         "without the citation cosine".into(),
@@ -348,11 +377,110 @@ fn table(path: &Path, fusion: Fusion) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Spearman's rank correlation of two score lists of one length (0 when
+/// either is constant or shorter than 2).
+fn spearman(a: &[f32], b: &[f32]) -> f64 {
+    let ranks = |x: &[f32]| -> Vec<f64> {
+        let mut r = vec![0.0; x.len()];
+        let mut order: Vec<usize> = (0..x.len()).collect();
+        order.sort_by(|&i, &j| x[j].total_cmp(&x[i]));
+        for (rank, &i) in order.iter().enumerate() {
+            r[i] = rank as f64;
+        }
+        r
+    };
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = ra.len() as f64;
+    if ra.len() < 2 {
+        return 0.0;
+    }
+    let mean = (n - 1.0) / 2.0;
+    let cov: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - mean) * (y - mean)).sum();
+    let var: f64 = ra.iter().map(|x| (x - mean).powi(2)).sum();
+    if var == 0.0 {
+        0.0
+    } else {
+        cov / var
+    }
+}
+
+/// One tab-separated line per context: what a gate on the rerank stage
+/// could read (field coverage, evidence confidence, the cross-encoder's
+/// scores over the top K_r and their agreement with the fused order and
+/// the citation cosine, how many channels put the fused first paper
+/// first) and R@10 / RR / nDCG@10 of the prefetch, the pipeline with the
+/// stage run for every query (`rerank_min_evidence` −1), the
+/// pipeline with the cross-encoder's gate open and without the
+/// cross-encoder.
+fn dump(path: &Path, fusion: Fusion, out: &mut impl std::io::Write) -> anyhow::Result<()> {
+    let contexts = read(path)?;
+    let whole = Stage { fusion, agreement_guard: true, move_named: true };
+    let open = Stage { fusion: Fusion { rerank_field_lo: 0.0, rerank_field_hi: 0.0, ..fusion }, ..whole };
+    let no_ce = Stage { fusion: Fusion { rerank_weight: 0.0, ..fusion }, ..whole };
+    for c in &contexts {
+        let f = fuse(&c.outputs, &fusion);
+        let k = CPU_RERANK_DEPTH.min(c.signals.rerank.len());
+        let ce = &c.signals.rerank[..k];
+        let position: Vec<f32> = (0..k).map(|i| -(i as f32)).collect();
+        let mut sorted = ce.to_vec();
+        sorted.sort_by(|a, b| b.total_cmp(a));
+        let mean = ce.iter().sum::<f32>() / k.max(1) as f32;
+        let sd = (ce.iter().map(|x| (x - mean).powi(2)).sum::<f32>() / k.max(1) as f32).sqrt();
+        let ce_top = (0..k).max_by(|&i, &j| ce[i].total_cmp(&ce[j])).map_or(0, |i| i + 1);
+        let rho_cos = c.signals.citation.as_deref().map_or(0.0, |cos| spearman(ce, &cos[..k.min(cos.len())]));
+        let agree_first = c.top.first().map_or(0, |t| t.channels.iter().filter(|s| s.rank == 1).count());
+        let mut prefetch = c.prefetch(&f);
+        c.named.move_last(&mut prefetch);
+        let mut cells = vec![
+            c.source.clone(),
+            format!("{:.3}", c.coverage),
+            format!("{:.3}", c.evidence_confidence()),
+            format!("{:.4}", sorted.first().copied().unwrap_or(0.0)),
+            format!("{:.4}", sorted.first().copied().unwrap_or(0.0) - sorted.get(1).copied().unwrap_or(0.0)),
+            format!("{mean:.4}"),
+            format!("{sd:.4}"),
+            format!("{:.3}", spearman(ce, &position)),
+            format!("{rho_cos:.3}"),
+            ce_top.to_string(),
+            agree_first.to_string(),
+        ];
+        for list in [prefetch, c.pipeline(&f, whole), c.pipeline(&f, open), c.pipeline(&f, no_ce)] {
+            let s = c.scores(&entries(list));
+            cells.extend([format!("{:.3}", s.recall[2]), format!("{:.4}", s.mrr), format!("{:.4}", s.ndcg10)]);
+        }
+        writeln!(out, "{}", cells.join("\t"))?;
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let paths: Vec<String> = std::env::args().skip(1).collect();
+    if paths.first().is_some_and(|a| a == "--contexts") {
+        let mut out = std::io::stdout().lock();
+        use std::io::Write as _;
+        writeln!(
+            out,
+            "source\tcoverage\tevconf\tce_max\tce_gap\tce_mean\tce_sd\trho_fused\trho_cos\tce_top\tagree_first\t\
+             pre_r10\tpre_rr\tpre_ndcg\tpipe_r10\tpipe_rr\tpipe_ndcg\topen_r10\topen_rr\topen_ndcg\tnoce_r10\tnoce_rr\tnoce_ndcg"
+        )?;
+        for p in &paths[1..] {
+            dump(Path::new(p), Fusion { rerank_min_evidence: -1.0, ..Fusion::default() }, &mut out)?;
+        }
+        return Ok(());
+    }
     anyhow::ensure!(!paths.is_empty(), "usage: cargo run --release --example rerank_ablation -- FEATURES.jsonl [FEATURES.jsonl ...]");
+    // `--fusion key=value,...`: the tables under other fusion settings.
+    let (fusion, paths) = match paths.iter().position(|a| a == "--fusion") {
+        Some(i) => {
+            let spec = paths.get(i + 1).context("--fusion needs key=value,...")?;
+            let rest: Vec<String> = paths.iter().enumerate().filter(|&(j, _)| j != i && j != i + 1).map(|(_, p)| p.clone()).collect();
+            REPLAY_TOP.store(true, std::sync::atomic::Ordering::Relaxed);
+            (Fusion::default().with_overrides(spec)?, rest)
+        }
+        None => (Fusion::default(), paths),
+    };
     for p in &paths {
-        table(Path::new(p), Fusion::default())?;
+        table(Path::new(p), fusion)?;
     }
     Ok(())
 }

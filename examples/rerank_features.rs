@@ -43,7 +43,14 @@ fn main() -> anyhow::Result<()> {
     models.span_cosines()?.warm(&lib, &|_, _| {})?;
     let rec = Recommender::new(lib.clone(), &models);
     let stage = rec.rerank_stage().ok_or_else(|| anyhow::anyhow!("no rerank stage: {:?}", rec.stages()))?;
-    anyhow::ensure!(rec.stages().channels.len() == 4, "every channel is needed: {:?}", rec.stages());
+    // Every channel the library can run (a pool without citing documents
+    // has no evidence channel; the replay fuses what was recorded).
+    let needed = [citewise::pipeline::ChannelId::Bm25, citewise::pipeline::ChannelId::Citation];
+    anyhow::ensure!(
+        needed.iter().all(|c| rec.stages().channels.contains(c)),
+        "BM25 and the citation channel are needed: {:?}",
+        rec.stages()
+    );
     let mut queries = EvalQueries::new(&lib, false, EVAL_DEPTH, AsOf::CitingYear);
     for (done, c) in sample(load_split(&bench, split)?, n).iter().enumerate() {
         let q = queries.query(c)?;

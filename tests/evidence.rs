@@ -204,7 +204,14 @@ fn cited_for_compares_the_query_with_what_each_paper_was_cited_for() {
         .with_reranker(Box::new(SpanRanking::new(models.span_cosines().unwrap(), DEFAULT_MIN_WORDS)));
     let prepared = citewise::pipeline::Prepared::new(&off_claim, &lib).unwrap();
     assert_eq!(evidence.confidence(&prepared.span_text, &prepared.span_terms, &evidence.spans(&prepared).unwrap()).unwrap(), 0.0);
+    // By default the rerank stage does not run for it at all: the fused order stands.
     let r = rec.recommend(&off_claim).unwrap();
+    assert!(r.candidates.iter().all(|c| c.rerank.is_none() && c.citation.is_none() && c.cited_for.is_none()));
+    // Told to run for every query, the stage reranks, without cited-for.
+    use citewise::pipeline::{Fusion, Settings};
+    let settings = Settings { fusion: Fusion { rerank_min_evidence: -1.0, ..Fusion::default() }, ..Settings::default() };
+    let always = Recommender::open(lib.clone(), &models, None, settings).unwrap();
+    let r = always.recommend(&off_claim).unwrap();
     assert!(
         r.candidates.iter().any(|c| ids[..2].contains(&c.id.as_str()) && c.rerank.is_some()),
         "{:?}",
@@ -270,11 +277,26 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
     assert!(err.contains("citewise embed"), "{err}");
 
     let reranked = |lib: &Arc<Library>| {
-        let mut rec = Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25", "rerank"]).unwrap();
+        // No evidence channel: the stage is told to run for every query.
+        use citewise::pipeline::{Fusion, Settings, Stages};
+        let settings = Settings { fusion: Fusion { rerank_min_evidence: -1.0, ..Fusion::default() }, ..Settings::default() };
+        let stages = Stages::parse(&["bm25", "rerank"]).unwrap();
+        let mut rec = Recommender::open(lib.clone(), &Models::installed(), Some(&stages), settings).unwrap();
         rec.set_rerank_depth(5);
         rec.recommend(&Query::new("Transformer encoders pre-trained on masked language modelling [CIT] and then fine-tuned")).unwrap()
     };
     let before = reranked(&lib);
+    // By default the stage runs only where the evidence speaks of the
+    // claim; without an evidence channel the answer is the fused order.
+    let gated = Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25", "rerank"]).unwrap();
+    let q = Query::new("Transformer encoders pre-trained on masked language modelling [CIT] and then fine-tuned");
+    let (gated, plain) = (
+        gated.recommend(&q).unwrap(),
+        Recommender::with_stages(lib.clone(), &Models::installed(), &["bm25"]).unwrap().recommend(&q).unwrap(),
+    );
+    assert!(gated.candidates.iter().all(|c| c.rerank.is_none() && c.citation.is_none()), "the stage did not run");
+    let order = |r: &citewise::pipeline::Recommendations| r.candidates.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+    assert_eq!(order(&gated), order(&plain));
 
     let encoder = BiEncoder::load(CITATION_ENCODER, &Device::flex()).expect("models: run scripts/fetch-models.sh");
     let papers = lib.papers().num_papers() as usize;

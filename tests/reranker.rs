@@ -203,7 +203,11 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     import(&lib, &[common::fixture("library.bib")], ImportOptions::default(), &QuietImport).unwrap();
     let lib = Arc::new(lib);
     let models = Models::installed();
-    let mut rec = Recommender::with_stages(lib.clone(), &models, &["bm25"]).unwrap();
+    // A library without evidence: the stage is told to run for every query
+    // (by default it runs only where the evidence speaks of the claim).
+    use citewise::pipeline::{Fusion, Settings, Stages};
+    let settings = Settings { fusion: Fusion { rerank_min_evidence: -1.0, ..Fusion::default() }, ..Settings::default() };
+    let mut rec = Recommender::open(lib.clone(), &models, Some(&Stages::parse(&["bm25"]).unwrap()), settings).unwrap();
     let query = Query::new("a statistical part-of-speech tagger [CIT] with trigrams").with_k(5);
     let plain = rec.recommend(&query).unwrap();
     rec.set_rerank(Some(RerankStage::new(reranker.clone())));

@@ -436,6 +436,9 @@ impl Recommender {
             None => 1.0,
         };
         let weights = Weights::of(&self.settings.fusion, confidence, coverage);
+        if weights.off() {
+            return Ok(());
+        }
         let signals = stage.score(&self.library, query, &candidates[..depth], weights.cited_for > 0.0, weights.rerank > 0.0)?;
         let (top, rest) = candidates.split_at_mut(depth);
         combine(top, rest, &signals, weights);

@@ -83,8 +83,13 @@ impl Weights {
     /// The weights of `fusion` for a query whose evidence confidence is
     /// `evidence_confidence` and whose words the reranker's training field
     /// covers by `field_coverage`.
+    /// Every weight is 0 (the stage does not run) when the evidence
+    /// confidence is at or below [`Fusion::rerank_min_evidence`].
     pub fn of(fusion: &Fusion, evidence_confidence: f32, field_coverage: f32) -> Weights {
         let in_field = fusion.rerank_gate().weight(field_coverage);
+        if evidence_confidence <= fusion.rerank_min_evidence {
+            return Weights { rrf_k: fusion.rrf_k, rerank: 0.0, citation: 0.0, cited_for: 0.0, agreement: AGREEMENT_KEEPS_FIRST };
+        }
         Weights {
             rrf_k: fusion.rrf_k,
             rerank: fusion.rerank_weight * in_field,
@@ -92,6 +97,12 @@ impl Weights {
             cited_for: fusion.cited_for_weight_at(evidence_confidence),
             agreement: if in_field < 1.0 { AGREEMENT_OUT_OF_FIELD } else { AGREEMENT_KEEPS_FIRST },
         }
+    }
+
+    /// Whether no signal counts: the fused order stands and the stage
+    /// need not score anything.
+    pub fn off(&self) -> bool {
+        self.rerank <= 0.0 && self.citation <= 0.0 && self.cited_for <= 0.0
     }
 }
 
