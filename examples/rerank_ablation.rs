@@ -31,6 +31,14 @@
 //! settings recorded differ); write them again.
 //!
 //! cargo run --release --example rerank_ablation -- FEATURES.jsonl [FEATURES.jsonl ...]
+//! cargo run --release --example rerank_ablation -- --fusion key=value,... FEATURES.jsonl ...
+//! cargo run --release --example rerank_ablation -- --contexts FEATURES.jsonl ... > CONTEXTS.tsv
+//!
+//! `--fusion` replays other fusion settings (the fused top is then the
+//! replay's own); `--contexts` writes one tab-separated line per context of
+//! what a gate on the rerank stage could read and each context's R@10, RR
+//! and nDCG@10 with and without the stage, for comparing gates with
+//! paired bootstrap intervals (`eval::metrics::paired_bootstrap`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
@@ -41,7 +49,7 @@ use serde::Deserialize;
 
 use citewise::corpus::Paper;
 use citewise::eval::harness::{by_work, EVAL_DEPTH};
-use citewise::eval::metrics::{score, Mean, Scores, RECALL_AT};
+use citewise::eval::metrics::{paired_bootstrap, score, Mean, Scores, RECALL_AT};
 use citewise::pipeline::already_cited::AlreadyCited;
 use citewise::pipeline::channel::ChannelOutput;
 use citewise::pipeline::fusion::fuse;
@@ -326,8 +334,11 @@ fn table(path: &Path, fusion: Fusion) -> anyhow::Result<()> {
     rows.push(("without moving already-cited papers last".into(), Ranker::Pipeline(Stage { move_named: false, ..whole })));
 
     let mut results: Vec<(String, BTreeMap<String, Mean>)> = Vec::new();
+    // Each row's scores per context, for the intervals against the prefetch.
+    let mut per_context: Vec<Vec<Scores>> = Vec::new();
     for (name, ranker) in &rows {
         let mut by_source: BTreeMap<String, Mean> = BTreeMap::new();
+        let mut each = Vec::with_capacity(contexts.len());
         for (c, f) in contexts.iter().zip(&fused) {
             let ranked: Vec<(String, Vec<String>)> = match ranker {
                 Ranker::Alone(id) => c
@@ -346,8 +357,10 @@ fn table(path: &Path, fusion: Fusion) -> anyhow::Result<()> {
             let s = c.scores(&ranked);
             by_source.entry("all".into()).or_default().add(&s);
             by_source.entry(c.source.clone()).or_default().add(&s);
+            each.push(s);
         }
         results.push((name.clone(), by_source));
+        per_context.push(each);
     }
 
     let mut sources: Vec<(&String, usize)> = results[0].1.iter().map(|(s, m)| (s, m.n)).collect();
@@ -372,6 +385,24 @@ fn table(path: &Path, fusion: Fusion) -> anyhow::Result<()> {
             })
             .collect();
         println!("| {name} | {} |", cells.join(" | "));
+    }
+    println!();
+    // Each pipeline row against the fused prefetch, all contexts: the mean
+    // change and its paired bootstrap interval (95 %, 2,000 resamples).
+    let prefetch = rows.iter().position(|(_, r)| matches!(r, Ranker::Prefetch)).context("the prefetch row")?;
+    let metric = |row: usize, pick: fn(&Scores) -> f64| per_context[row].iter().map(pick).collect::<Vec<f64>>();
+    type Pick = (&'static str, fn(&Scores) -> f64);
+    let picks: [Pick; 3] = [("R@10", |s| s.recall[2]), ("MRR", |s| s.mrr), ("nDCG@10", |s| s.ndcg10)];
+    println!("| against the fused prefetch (all) | {} |", picks.map(|(n, _)| n).join(" | "));
+    println!("|---|---|---|---|");
+    for (row, (name, ranker)) in rows.iter().enumerate() {
+        if matches!(ranker, Ranker::Pipeline(_)) {
+            let cells = picks.map(|(_, pick)| {
+                let p = paired_bootstrap(&metric(prefetch, pick), &metric(row, pick), 2000, 0.95);
+                format!("{:+.3} [{:+.3}, {:+.3}]", p.diff, p.lo, p.hi)
+            });
+            println!("| {name} | {} |", cells.join(" | "));
+        }
     }
     println!();
     Ok(())
