@@ -208,8 +208,9 @@ fn eval_on_a_tiny_benchmark_and_compare() {
     assert!(stderr(&o).contains("unknown stage `nope`; available: bm25"), "{}", stderr(&o));
 }
 
-/// `doctor` names the backend it picked and how deep the reranker reorders
-/// by default on it (20 on the CPU, 100 on a GPU). Needs the models
+/// `doctor` names the backend it picked, how deep the reranker reorders
+/// by default on it (20 on the CPU, 100 on a GPU) and for which queries
+/// (those the library's evidence speaks of). Needs the models
 /// (`scripts/fetch-models.sh`).
 #[test]
 fn doctor_names_the_backend_and_the_default_rerank_depth() {
@@ -218,7 +219,7 @@ fn doctor_names_the_backend_and_the_default_rerank_depth() {
     let out = stdout(&o);
     let backend = out.lines().find(|l| l.starts_with("backend")).unwrap_or_else(|| panic!("no backend line:\n{out}"));
     let depth = if backend.contains("wgpu") { 100 } else { 20 };
-    assert!(out.contains(&format!("reranks the top {depth} by default")), "{out}");
+    assert!(out.contains(&format!("reranks the top {depth} by default, for queries your evidence speaks of")), "{out}");
 }
 
 /// `train reranker` prefetches each context on several threads: every

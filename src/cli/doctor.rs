@@ -239,7 +239,7 @@ fn print_models(library: &Path, models: &Models) -> Result<()> {
         Ok(r) => {
             let depth = RerankStage::new(r.clone()).depth();
             println!(
-                "  {:<24} ok (on {}, top {} layer(s) fine-tuned, {}; runs on {}, reranks the top {depth} by default) — cross-encoder reranker",
+                "  {:<24} ok (on {}, top {} layer(s) fine-tuned, {}; runs on {}, reranks the top {depth} by default, for queries your evidence speaks of) — cross-encoder reranker",
                 "reranker", r.config.base, r.config.trained_layers, r.source, r.backend
             )
         }
