@@ -59,6 +59,11 @@ use citewise::pipeline::{Candidate, ChannelId, ChannelScore, Fusion};
 /// The recall cut-off of the table.
 const RECALL_CUT_OFF: usize = 10;
 
+/// R@`RECALL_CUT_OFF` of a context's scores.
+fn recall_at_cut_off(s: &Scores) -> f64 {
+    s.recall[RECALL_AT.iter().position(|&k| k == RECALL_CUT_OFF).expect("R@10 is among the cut-offs eval reports")]
+}
+
 /// One line of FEATURES.jsonl, as `examples/rerank_features.rs` writes it
 /// (fields it writes that the replay does not read are left out).
 #[derive(Deserialize)]
@@ -392,7 +397,7 @@ fn table(path: &Path, fusion: Fusion) -> anyhow::Result<()> {
     let prefetch = rows.iter().position(|(_, r)| matches!(r, Ranker::Prefetch)).context("the prefetch row")?;
     let metric = |row: usize, pick: fn(&Scores) -> f64| per_context[row].iter().map(pick).collect::<Vec<f64>>();
     type Pick = (&'static str, fn(&Scores) -> f64);
-    let picks: [Pick; 3] = [("R@10", |s| s.recall[2]), ("MRR", |s| s.mrr), ("nDCG@10", |s| s.ndcg10)];
+    let picks: [Pick; 3] = [("R@10", recall_at_cut_off), ("MRR", |s| s.mrr), ("nDCG@10", |s| s.ndcg10)];
     println!("| against the fused prefetch (all) | {} |", picks.map(|(n, _)| n).join(" | "));
     println!("|---|---|---|---|");
     for (row, (name, ranker)) in rows.iter().enumerate() {
@@ -477,7 +482,7 @@ fn dump(path: &Path, fusion: Fusion, out: &mut impl std::io::Write) -> anyhow::R
         ];
         for list in [prefetch, c.pipeline(&f, whole), c.pipeline(&f, open), c.pipeline(&f, no_ce)] {
             let s = c.scores(&entries(list));
-            cells.extend([format!("{:.3}", s.recall[2]), format!("{:.4}", s.mrr), format!("{:.4}", s.ndcg10)]);
+            cells.extend([format!("{:.3}", recall_at_cut_off(&s)), format!("{:.4}", s.mrr), format!("{:.4}", s.ndcg10)]);
         }
         writeln!(out, "{}", cells.join("\t"))?;
     }
