@@ -168,3 +168,73 @@ fn libraries_of_another_format_say_how_to_rebuild() {
     let missing = Library::open(&d.path().join("nothing-here")).err().expect("refused").to_string();
     assert!(missing.contains(&format!("citewise --library {} import FILE.bib", d.path().join("nothing-here").display())), "{missing}");
 }
+
+#[test]
+fn a_paragraph_asking_for_two_citations_finds_each_claims_paper() {
+    use citewise::pipeline::{Fusion, Settings};
+    let (d, lib) = fresh();
+    let papers = d.path().join("claims.jsonl");
+    let mut lines: Vec<String> = (1..=5)
+        .map(|i| {
+            format!(
+                r#"{{"id": "a{i}", "title": "Refinding email messages, study {i}", "abstract": "How people refind old email messages and re-visit them in the inbox, study {i}."}}"#
+            )
+        })
+        .collect();
+    lines.push(r#"{"id": "b", "title": "Voice queries for shopping", "abstract": "Spoken product queries in e-commerce search."}"#.into());
+    // Papers of other topics, so that the first claim's words are not in most papers.
+    lines.extend(
+        (1..=10).map(|i| {
+            format!(r#"{{"id": "c{i}", "title": "Dependency grammar {i}", "abstract": "Parsing sentences into trees, part {i}."}}"#)
+        }),
+    );
+    std::fs::write(&papers, lines.join("\n")).unwrap();
+    import(&lib, &[papers], ImportOptions::default(), &Quiet).unwrap();
+    let lib = Arc::new(lib);
+    let paragraph = "People refind old email messages: they re-visit email in the inbox and refind messages by search [CIT]. \
+                     Shoppers speak voice queries [CIT].";
+    let top = |claim_weight: f32| -> Vec<String> {
+        let settings = Settings { fusion: Fusion { claim_weight, ..Fusion::default() }, ..Settings::default() };
+        let stages = citewise::pipeline::Stages::parse(&["bm25"]).unwrap();
+        let rec = Recommender::open(lib.clone(), &Models::installed(), Some(&stages), settings).unwrap();
+        rec.recommend(&Query::new(paragraph).with_k(3)).unwrap().candidates.into_iter().map(|c| c.id).collect()
+    };
+    // The whole paragraph's words are mostly the first claim's: its papers fill the top.
+    let whole = top(0.0);
+    assert!(whole.iter().all(|id| id.starts_with('a')), "{whole:?}");
+    // Searched claim by claim too, the second claim's paper joins them.
+    let claims = top(Fusion::default().claim_weight);
+    assert!(claims.contains(&"b".to_string()), "{claims:?}");
+    assert!(claims.iter().any(|id| id.starts_with('a')), "the first claim keeps its papers: {claims:?}");
+}
+
+#[test]
+fn bm25_can_weigh_titles_and_search_again_with_its_best_papers_words() {
+    use citewise::pipeline::channel::{Bm25Channel, Channel, Feedback};
+    use citewise::pipeline::Prepared;
+    let (d, lib) = fresh();
+    let papers = d.path().join("levers.jsonl");
+    let lines = [
+        r#"{"id": "in-title", "title": "A tagger", "abstract": "We describe rules for words in running text of news."}"#,
+        r#"{"id": "in-abstract", "title": "Rules for words", "abstract": "A tagger and a second tagger for running text of news."}"#,
+        r#"{"id": "hmm1", "title": "Trigram viterbi smoothing", "abstract": "An HMM for parsing with trigram viterbi smoothing."}"#,
+        r#"{"id": "hmm2", "title": "Smoothing trigram viterbi models", "abstract": "HMM parsing, trigram viterbi smoothing again."}"#,
+        r#"{"id": "unsaid", "title": "Viterbi decoding", "abstract": "Trigram smoothing and viterbi decoding."}"#,
+    ];
+    std::fs::write(&papers, lines.join("\n")).unwrap();
+    import(&lib, &[papers], ImportOptions::default(), &Quiet).unwrap();
+    let lib = Arc::new(lib);
+    let ids = |ch: &Bm25Channel, text: &str| -> Vec<String> {
+        let prepared = Prepared::new(&Query::new(text), &lib).unwrap();
+        ch.retrieve(&prepared, 5).unwrap().ranked.into_iter().map(|(id, _)| id).collect()
+    };
+    let plain = Bm25Channel::new(lib.clone());
+    assert_eq!(ids(&plain, "tagger")[0], "in-abstract", "twice in the text beats once");
+    assert_eq!(ids(&plain.with_title_weight(2.0), "tagger")[0], "in-title", "the title's own BM25 lifts the paper it names");
+    let found = ids(&Bm25Channel::new(lib.clone()), "hmm parsing");
+    assert!(!found.contains(&"unsaid".to_string()), "{found:?}");
+    let feedback = Feedback { docs: 2, terms: 5, weight: 0.5, max_share: 1.0 };
+    let again = ids(&Bm25Channel::new(lib.clone()).with_feedback(Some(feedback)), "hmm parsing");
+    assert_eq!(again[..2], found[..2], "the first search's best stay first");
+    assert!(again.contains(&"unsaid".to_string()), "a paper of their words but none of the query's is found: {again:?}");
+}

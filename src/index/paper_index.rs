@@ -98,6 +98,11 @@ fn without_common_terms(mut terms: Vec<(String, u32)>, papers: u64, df: impl Fn(
     terms
 }
 
+/// The text BM25 ranks a paper by: its title, abstract and keywords.
+fn indexed_text(paper: &Paper) -> String {
+    format!("{}\n{}\n{}", paper.title, paper.abstract_text, paper.keywords.join(", "))
+}
+
 /// Threads a search uses (one per segment at a time).
 fn search_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
@@ -212,8 +217,7 @@ impl PaperIndex {
 
     /// BM25's idf of a term over the library's papers.
     pub fn idf(&self, searcher: &Searcher, term: &str) -> f32 {
-        let df = searcher.doc_freq(&Term::from_field_text(self.fields.text, term)).unwrap_or(0);
-        analyzer::bm25_idf(searcher.num_docs() as f32, df as f32)
+        analyzer::bm25_idf(searcher.num_docs() as f32, self.doc_freq(searcher, term) as f32)
     }
 
     /// BM25 (k1 = 1.2, b = 0.75) over title + abstract + keywords; top `k`;
@@ -233,22 +237,41 @@ impl PaperIndex {
     /// (and those whose year is unknown) when it is given; the year filter
     /// adds nothing to the scores.
     pub fn search_up_to(&self, text: &str, k: usize, tf: QueryTf, year: Option<i32>) -> Result<Vec<Hit>> {
-        let mut terms = analyzer::counted_terms(&self.analyzer, text);
+        self.search_terms(&self.weighted_terms(text, tf), k, year, 0.0)
+    }
+
+    /// The analysed terms of a query text, each weighing `tf` of how often
+    /// the text repeats it, without the terms most papers hold when the
+    /// library is large and the query long ([`COMMON_SHARE`]).
+    pub fn weighted_terms(&self, text: &str, tf: QueryTf) -> Vec<(String, f32)> {
+        let terms = analyzer::counted_terms(&self.analyzer, text);
+        let searcher = self.searcher();
+        without_common_terms(terms, searcher.num_docs(), |t| self.doc_freq(&searcher, t))
+            .into_iter()
+            .map(|(t, n)| (t, tf.weight(n)))
+            .collect()
+    }
+
+    /// BM25 of weighted terms (each term's clause boosted by its weight,
+    /// which keeps tantivy's block-max pruning) over title + abstract +
+    /// keywords, plus `title_weight` times their BM25 over the title alone;
+    /// among the papers published by `year` (and those whose year is
+    /// unknown) when it is given (the year filter adds nothing to the
+    /// scores).
+    pub fn search_terms(&self, terms: &[(String, f32)], k: usize, year: Option<i32>, title_weight: f32) -> Result<Vec<Hit>> {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
         let searcher = self.searcher();
-        let df = |t: &str| searcher.doc_freq(&Term::from_field_text(self.fields.text, t)).unwrap_or(0);
-        terms = without_common_terms(terms, searcher.num_docs(), df);
-        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
-            .iter()
-            .map(|(t, n)| {
-                let q = Box::new(TermQuery::new(Term::from_field_text(self.fields.text, t), IndexRecordOption::WithFreqs));
-                let w = tf.weight(*n);
-                let q: Box<dyn Query> = if w == 1.0 { q } else { Box::new(BoostQuery::new(q, w)) };
-                (Occur::Should, q)
-            })
-            .collect();
+        let clause = |field, t: &str, w: f32| {
+            let q = Box::new(TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs));
+            let q: Box<dyn Query> = if w == 1.0 { q } else { Box::new(BoostQuery::new(q, w)) };
+            (Occur::Should, q)
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = terms.iter().map(|(t, w)| clause(self.fields.text, t, *w)).collect();
+        if title_weight > 0.0 {
+            clauses.extend(terms.iter().map(|(t, w)| clause(self.fields.title, t, w * title_weight)));
+        }
         let words = BooleanQuery::new(clauses);
         let top = match year {
             None => searcher.search(&words, &TopDocs::with_limit(k).order_by_score())?,
@@ -263,6 +286,17 @@ impl PaperIndex {
             }
         };
         Ok(top.into_iter().map(|(score, doc)| Hit { doc, score }).collect())
+    }
+
+    /// The analysed terms of a paper's indexed text (title, abstract,
+    /// keywords) with how often each occurs, read from its stored record.
+    pub fn indexed_terms(&self, searcher: &Searcher, doc: DocAddress) -> Result<Vec<(String, u32)>> {
+        Ok(analyzer::counted_terms(&self.analyzer, &indexed_text(&self.paper(searcher, doc)?)))
+    }
+
+    /// How many of the library's papers hold `term` in their indexed text.
+    pub fn doc_freq(&self, searcher: &Searcher, term: &str) -> u64 {
+        searcher.doc_freq(&Term::from_field_text(self.fields.text, term)).unwrap_or(0)
     }
 
     /// The stored record of a hit.
@@ -511,8 +545,7 @@ impl PaperWriter {
         let f = self.fields;
         let mut doc = TantivyDocument::default();
         doc.add_text(f.id, &paper.id);
-        let text = format!("{}\n{}\n{}", paper.title, paper.abstract_text, paper.keywords.join(", "));
-        doc.add_text(f.text, &text);
+        doc.add_text(f.text, indexed_text(paper));
         doc.add_text(f.title, &paper.title);
         for ext in external_ids(paper) {
             doc.add_text(f.ext, &ext);

@@ -118,16 +118,39 @@ pub trait Channel: Send + Sync {
     fn retrieve(&self, query: &Prepared, k: usize) -> Result<ChannelOutput>;
 }
 
+/// Pseudo-relevance feedback (RM3): the query's terms are joined by the
+/// words its best papers share, and BM25 runs again with them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Feedback {
+    /// How many of the first search's best papers are read.
+    pub docs: usize,
+    /// How many of their words join the query.
+    pub terms: usize,
+    /// The joined words' share of the query's weight (0..1).
+    pub weight: f32,
+    /// Words held by more than this share of the library's papers never join.
+    pub max_share: f32,
+}
+
+impl Default for Feedback {
+    fn default() -> Feedback {
+        Feedback { docs: 10, terms: 20, weight: 0.3, max_share: 0.1 }
+    }
+}
+
 /// BM25 over the library's title + abstract + keywords. The query is the
 /// local context plus the global context (title, abstract) when given.
 pub struct Bm25Channel {
     library: Arc<Library>,
     query_tf: QueryTf,
+    /// What the query's BM25 over the title alone adds (times this).
+    title_weight: f32,
+    feedback: Option<Feedback>,
 }
 
 impl Bm25Channel {
     pub fn new(library: Arc<Library>) -> Bm25Channel {
-        Bm25Channel { library, query_tf: QueryTf::default() }
+        Bm25Channel { library, query_tf: QueryTf::default(), title_weight: 0.0, feedback: None }
     }
 
     /// How a word the query repeats weighs.
@@ -135,6 +158,64 @@ impl Bm25Channel {
         self.query_tf = tf;
         self
     }
+
+    /// Adds the query's BM25 over titles alone, times `weight`.
+    pub fn with_title_weight(mut self, weight: f32) -> Bm25Channel {
+        self.title_weight = weight;
+        self
+    }
+
+    /// Searches twice, the second time with the first's feedback.
+    pub fn with_feedback(mut self, feedback: Option<Feedback>) -> Bm25Channel {
+        self.feedback = feedback;
+        self
+    }
+}
+
+/// RM3: the words of the `hits` (best first, with BM25 scores) weighted by
+/// how much of each paper they make and how well the paper matched, the
+/// best `fb.terms` of them (none held by more than `fb.max_share` of the
+/// papers) taking `fb.weight` of the query's weight.
+fn expanded(
+    index: &crate::index::PaperIndex,
+    searcher: &tantivy::Searcher,
+    terms: &[(String, f32)],
+    hits: &[crate::index::Hit],
+    fb: Feedback,
+) -> Result<Vec<(String, f32)>> {
+    let total: f32 = hits.iter().map(|h| h.score.max(0.0)).sum();
+    if total <= 0.0 {
+        return Ok(terms.to_vec());
+    }
+    let mut model: HashMap<String, f32> = HashMap::new();
+    for h in hits {
+        let words = index.indexed_terms(searcher, h.doc)?;
+        let len: u32 = words.iter().map(|(_, n)| n).sum();
+        for (w, n) in words {
+            *model.entry(w).or_default() += (n as f32 / len.max(1) as f32) * (h.score.max(0.0) / total);
+        }
+    }
+    let papers = searcher.num_docs() as f32;
+    let mut best: Vec<(String, f32)> =
+        model.into_iter().filter(|(w, _)| (index.doc_freq(searcher, w) as f32) <= fb.max_share * papers).collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    best.truncate(fb.terms);
+    let query_sum: f32 = terms.iter().map(|(_, w)| w).sum();
+    let best_sum: f32 = best.iter().map(|(_, w)| w).sum();
+    if query_sum <= 0.0 || best_sum <= 0.0 {
+        return Ok(terms.to_vec());
+    }
+    // Weights kept on the scale of the query's own (the first search's
+    // boosts), the joined words taking `fb.weight` of the total.
+    let mut out: Vec<(String, f32)> = terms.iter().map(|(t, w)| (t.clone(), w * (1.0 - fb.weight))).collect();
+    for (w, p) in best {
+        let add = fb.weight * query_sum * p / best_sum;
+        match out.iter_mut().find(|(t, _)| *t == w) {
+            Some(e) => e.1 += add,
+            None => out.push((w, add)),
+        }
+    }
+    Ok(out)
 }
 
 impl Channel for Bm25Channel {
@@ -145,7 +226,19 @@ impl Channel for Bm25Channel {
     fn retrieve(&self, query: &Prepared, k: usize) -> Result<ChannelOutput> {
         let index = self.library.papers();
         let searcher = index.searcher();
-        let hits = index.search_up_to(&query.full, k, self.query_tf, query.query.written_in)?;
+        let year = query.query.written_in;
+        let terms = index.weighted_terms(&query.full, self.query_tf);
+        let mut hits = index.search_terms(&terms, k, year, self.title_weight)?;
+        if let Some(fb) = self.feedback.filter(|f| f.docs > 0 && f.terms > 0 && f.weight > 0.0) {
+            // The draft's own records are no feedback.
+            let first = &hits[..fb.docs.min(hits.len())];
+            let ids = index.ids(&searcher, first.iter().map(|h| h.doc))?;
+            let feedback: Vec<crate::index::Hit> =
+                first.iter().zip(&ids).filter(|(_, id)| !query.query.citing.contains(id)).map(|(h, _)| *h).collect();
+            if !feedback.is_empty() {
+                hits = index.search_terms(&expanded(index, &searcher, &terms, &feedback, fb)?, k, year, self.title_weight)?;
+            }
+        }
         let ids = index.ids(&searcher, hits.iter().map(|h| h.doc))?;
         // Confidence: how far the best paper stands out from the second.
         let confidence = match hits.as_slice() {

@@ -8,6 +8,7 @@ pub mod background;
 pub mod channel;
 pub mod citation_channel;
 pub mod cited_for;
+pub mod claims;
 pub mod dense_channel;
 pub mod evidence_channel;
 pub mod fusion;

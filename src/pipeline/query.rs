@@ -8,6 +8,10 @@ use crate::error::{Error, Result};
 /// Local context beyond this many words is cut (with a notice).
 pub const MAX_CONTEXT_WORDS: usize = 400;
 
+/// A context asks for citations in at most this many claims (sentences
+/// holding `[CIT]`); later ones are searched only as part of the whole.
+pub const MAX_CLAIMS: usize = 8;
+
 /// Which context a query carried: the words around the citation position,
 /// and the draft's title and abstract (the global context) when given.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -107,6 +111,30 @@ impl Query {
         format!("{} {} {}", self.local_text(), self.title, self.abstract_text)
     }
 
+    /// The claims the local context asks citations for: when `[CIT]`
+    /// marks places in two or more of its sentences (a paragraph whose
+    /// author asks for each citation it still lacks), each such sentence
+    /// (at most [`MAX_CLAIMS`]); else none, and the context is one claim.
+    /// Sentences are split as evidence sentences are
+    /// ([`crate::evidence::sentences::split_sentences`]).
+    pub fn claims(&self) -> Vec<String> {
+        let marks: Vec<(usize, usize)> = self.context.match_indices(CIT).map(|(i, m)| (i, i + m.len())).collect();
+        if marks.len() < 2 {
+            return Vec::new();
+        }
+        let claims: Vec<String> = crate::evidence::sentences::split_sentences(&self.context, &marks)
+            .into_iter()
+            .map(|(start, end)| &self.context[start..end])
+            .filter(|s| s.contains(CIT) && strip_citations(s).chars().any(char::is_alphanumeric))
+            .take(MAX_CLAIMS)
+            .map(str::to_string)
+            .collect();
+        if claims.len() < 2 {
+            return Vec::new();
+        }
+        claims
+    }
+
     /// Which context the query carries.
     pub fn context_used(&self) -> ContextUsed {
         ContextUsed {
@@ -169,6 +197,10 @@ pub struct Prepared {
     /// removed), and its terms as the evidence index analyses them.
     pub span_text: String,
     pub span_terms: Vec<String>,
+    /// The claims the context asks citations for ([`Query::claims`]), each
+    /// a query of its own with the same global context; empty when the
+    /// context is one claim.
+    pub claims: Vec<Prepared>,
 }
 
 impl Prepared {
@@ -176,11 +208,20 @@ impl Prepared {
     pub fn new(query: &Query, library: &crate::library::Library) -> Result<Prepared> {
         let mut query = query.clone();
         let notices = query.validate()?;
+        let claims = query
+            .claims()
+            .into_iter()
+            .map(|claim| Prepared::one_claim(Query { context: claim, ..query.clone() }, Vec::new(), Vec::new(), library))
+            .collect();
+        Ok(Prepared::one_claim(query, notices, claims, library))
+    }
+
+    fn one_claim(query: Query, notices: Vec<String>, claims: Vec<Prepared>, library: &crate::library::Library) -> Prepared {
         let local = query.local_text();
         let full = format!("{local} {} {}", query.title, query.abstract_text);
         let papers = library.papers();
         let span_text = crate::evidence::spans::normalize(&local);
-        Ok(Prepared {
+        Prepared {
             context_used: query.context_used(),
             citing_keys: query.citing_keys(),
             terms: papers.query_terms(&local),
@@ -191,7 +232,13 @@ impl Prepared {
             full,
             notices,
             query,
-        })
+            claims,
+        }
+    }
+
+    /// The query and its claims: the whole context first.
+    pub fn and_claims(&self) -> impl Iterator<Item = &Prepared> {
+        std::iter::once(self).chain(&self.claims)
     }
 }
 
@@ -233,6 +280,23 @@ mod tests {
         let both = q.with_global("A paper on tagging", "We tag.");
         assert_eq!(both.context_used().to_string(), "local (6 words) + title + abstract");
         assert!(both.context_used().global());
+    }
+
+    #[test]
+    fn a_context_marking_several_sentences_asks_for_each_claim() {
+        let paragraph = "Search helps people refind what they saw [CIT]. We build on it. \
+                         Tagging e.g. by folksonomies organises bookmarks [CIT] and photos [CIT]. ([CIT])";
+        assert_eq!(
+            Query::new(paragraph).claims(),
+            ["Search helps people refind what they saw [CIT].", "Tagging e.g. by folksonomies organises bookmarks [CIT] and photos [CIT]."],
+            "marked sentences only, a sentence once however many marks it holds, a mark alone is no claim"
+        );
+        assert!(Query::new("One claim [CIT] with two marks [CIT]. And an unmarked one.").claims().is_empty());
+        assert!(Query::new("Parsing [CIT].").claims().is_empty());
+        let many: String = (0..MAX_CLAIMS + 3).map(|i| format!("Claim number {i} holds [CIT]. ")).collect();
+        let claims = Query::new(many).claims();
+        assert_eq!(claims.len(), MAX_CLAIMS);
+        assert_eq!(claims[0], "Claim number 0 holds [CIT].");
     }
 
     #[test]

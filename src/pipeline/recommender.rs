@@ -13,6 +13,7 @@ use super::answer::{Candidate, Recommendations};
 use super::channel::{Bm25Channel, Channel, ChannelId, ChannelOutput};
 use super::citation_channel::{open_citation_vectors, CitationChannel};
 use super::cited_for::CitedFor;
+use super::claims;
 use super::dense_channel::DenseChannel;
 use super::evidence_channel::{snippet, EvidenceChannel, PaperOrder, SNIPPETS_PER_PAPER};
 use super::fusion::{fuse, Fusion};
@@ -272,7 +273,8 @@ impl Recommender {
 
     /// Each channel's own list for the query, before fusion, as the run
     /// fuses it (the papers the draft can cite; for offline analysis of
-    /// fusion and gating).
+    /// fusion and gating). A query of several claims gives the lists of its
+    /// whole context.
     pub fn channel_lists(&self, query: &Query) -> Result<Vec<(ChannelId, ChannelOutput)>> {
         let prepared = self.prepare(query)?;
         let depth = self.settings.prefetch.max(prepared.query.k);
@@ -282,19 +284,58 @@ impl Recommender {
 
     /// The fused list of a prepared query, one entry per work, as deep as
     /// its `k` (no records read, no rerank stage): where each paper stands
-    /// among the library for the query's text.
+    /// among the library for the query's text (and its claims').
     pub fn fused(&self, prepared: &Prepared) -> Result<Vec<Candidate>> {
         let depth = self.settings.prefetch.max(prepared.query.k);
         let mut years = HashMap::new();
-        let outputs = self
-            .channels
-            .iter()
-            .map(|ch| Ok((ch.id(), self.retrieve_citable(ch.as_ref(), prepared, depth, &mut years)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let mut candidates = fuse(&outputs, &self.settings.fusion);
+        let queries = self.queries_of(prepared);
+        let mut outputs = vec![Vec::with_capacity(self.channels.len()); queries.len()];
+        for ch in &self.channels {
+            self.retrieve_each(ch.as_ref(), &queries, depth, &mut years, &mut outputs)?;
+        }
+        let mut candidates = self.fuse_claims(&outputs);
         same_work::collapse(&mut candidates, self.library.papers(), prepared.query.k)?;
         candidates.truncate(prepared.query.k);
         Ok(candidates)
+    }
+
+    /// The queries a prepared query is searched as: its whole context,
+    /// then each of its claims (none when claims weigh nothing).
+    fn queries_of<'p>(&self, prepared: &'p Prepared) -> Vec<&'p Prepared> {
+        if self.settings.fusion.claim_weight > 0.0 {
+            prepared.and_claims().collect()
+        } else {
+            vec![prepared]
+        }
+    }
+
+    /// Adds `channel`'s list for each of `queries` (the whole context,
+    /// then its claims) to that query's `outputs`.
+    fn retrieve_each(
+        &self,
+        channel: &dyn Channel,
+        queries: &[&Prepared],
+        depth: usize,
+        years: &mut HashMap<String, Option<i32>>,
+        outputs: &mut [Vec<(ChannelId, ChannelOutput)>],
+    ) -> Result<()> {
+        for (q, out) in queries.iter().zip(outputs.iter_mut()) {
+            out.push((channel.id(), self.retrieve_citable(channel, q, depth, years)?));
+        }
+        Ok(())
+    }
+
+    /// Fuses each query's channel lists (the whole context's first), and
+    /// merges a query of several claims' fused lists ([`claims::merge`]).
+    fn fuse_claims(&self, outputs: &[Vec<(ChannelId, ChannelOutput)>]) -> Vec<Candidate> {
+        let fusion = &self.settings.fusion;
+        match outputs {
+            [whole] => fuse(whole, fusion),
+            _ => claims::merge(
+                outputs.iter().enumerate().map(|(i, o)| (fuse(o, fusion), if i == 0 { 1.0 } else { fusion.claim_weight })).collect(),
+                fusion.rrf_k,
+            ),
+        }
     }
 
     /// The query prepared for one request against this library (validated,
@@ -314,15 +355,16 @@ impl Recommender {
         let mut notices = self.notices.clone();
         notices.extend(prepared.notices.iter().cloned());
         let mut timings = Vec::new();
-        let mut outputs = Vec::with_capacity(self.channels.len());
+        // Each channel's lists for the whole context, then for each claim.
+        let queries = self.queries_of(&prepared);
+        let mut outputs = vec![Vec::with_capacity(self.channels.len()); queries.len()];
         let rerank = self.rerank.as_ref().filter(|r| r.depth() > 0);
         let depth = self.settings.prefetch.max(query.k);
         let mut years = HashMap::new();
         let already_cited = AlreadyCited::in_text(&query.context);
         for (i, ch) in self.channels.iter().enumerate() {
             let t = Instant::now();
-            let output = self.retrieve_citable(ch.as_ref(), &prepared, depth, &mut years)?;
-            outputs.push((ch.id(), output));
+            self.retrieve_each(ch.as_ref(), &queries, depth, &mut years, &mut outputs)?;
             timings.push((ch.id().name().to_string(), t.elapsed()));
             let last_channel = i + 1 == self.channels.len();
             if !last_channel && !sink.wants_early() {
@@ -332,7 +374,7 @@ impl Recommender {
             let rerank = rerank.filter(|_| last_channel);
             let mut stage_timings = timings.clone();
             let t = Instant::now();
-            let mut candidates = fuse(&outputs, &self.settings.fusion);
+            let mut candidates = self.fuse_claims(&outputs);
             // Reranking may lift any of the top K_r into the top k; each
             // of them is a work of its own.
             same_work::collapse(&mut candidates, self.library.papers(), rerank.map_or(query.k, |r| query.k.max(r.depth())))?;
@@ -340,7 +382,7 @@ impl Recommender {
             stage_timings.push(("fuse".into(), t.elapsed()));
             if sink.with_records() {
                 let t = Instant::now();
-                self.attach_records(&prepared, &outputs, &mut candidates)?;
+                self.attach_records(&prepared, &outputs[0], &mut candidates)?;
                 // A paper removed from the library (trashed in Zotero) may
                 // linger in vectors or evidence: it is no answer.
                 candidates.retain(|c| c.paper.is_some());
@@ -369,7 +411,7 @@ impl Recommender {
                 }
             }
             let t = Instant::now();
-            self.rerank_top(stage, &prepared, &outputs, &mut candidates)?;
+            self.rerank_top(stage, &prepared, &outputs[0], &mut candidates)?;
             candidates.truncate(query.k);
             stage_timings.push((RERANK.into(), t.elapsed()));
             sink.deliver(answer(RERANK, true, candidates, &stage_timings));
