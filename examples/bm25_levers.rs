@@ -6,26 +6,21 @@
 //!
 //! cargo run --release --example bm25_levers -- BENCH POOL SPLIT [SAMPLE]
 
-use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use citewise::eval::harness::{by_work, load_split, sample, AsOf, EvalQueries, EVAL_DEPTH};
-use citewise::eval::metrics::{paired_bootstrap, score, Mean, Scores};
+use citewise::eval::harness::{AsOf, EvalQueries, EVAL_DEPTH};
+use citewise::eval::metrics::{Mean, Scores};
 use citewise::library::Library;
 use citewise::pipeline::channel::{Bm25Channel, Feedback};
-use citewise::pipeline::{same_work, Models, Recommender};
+use citewise::pipeline::{Models, Recommender};
+
+mod common;
+
+use common::{fused, headline, paired, Scorer, Setup};
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let bench = PathBuf::from(&args[1]);
-    let lib = Arc::new(Library::open(&PathBuf::from(&args[2]))?);
-    let split = &args[3];
-    let mut contexts = load_split(&bench, split)?;
-    if let Some(n) = args.get(4) {
-        contexts = sample(contexts, n.parse()?);
-    }
-    let models = Models::installed();
+    let Setup { lib, contexts, models } = Setup::from_args()?;
     let fb = Feedback::default();
     let variants: Vec<(String, f32, Option<Feedback>)> = vec![
         ("today".into(), 0.0, None),
@@ -50,29 +45,15 @@ fn main() -> anyhow::Result<()> {
         })
         .collect();
     let mut queries = EvalQueries::new(&lib, false, EVAL_DEPTH, AsOf::CitingYear);
-    let mut cited_records: HashMap<String, Vec<String>> = HashMap::new();
+    let mut scorer = Scorer::default();
     // per variant: per source means (alone, fused), per-context fused scores
     let mut means: Vec<HashMap<String, (Mean, Mean)>> = vec![HashMap::new(); variants.len()];
     let mut per_context: Vec<Vec<Scores>> = vec![Vec::new(); variants.len()];
     for (n, c) in contexts.iter().enumerate() {
         let query = queries.query(c)?;
-        for id in &c.cited {
-            if !cited_records.contains_key(id) {
-                cited_records.insert(id.clone(), same_work::records_of(lib.papers(), id)?);
-            }
-        }
-        let works: Vec<&Vec<String>> = c.cited.iter().map(|id| &cited_records[id]).collect();
-        let relevant: HashSet<String> = c.cited.iter().cloned().collect();
-        for (v, (fused, alone)) in recs.iter().enumerate() {
-            let run = |r: &Recommender| -> anyhow::Result<Scores> {
-                let list: Vec<(String, Vec<String>)> = match r.prepare(&query).and_then(|p| r.fused(&p)) {
-                    Ok(c) => c.into_iter().map(|c| (c.id, c.same_work)).collect(),
-                    Err(citewise::error::Error::InvalidQuery(_)) => Vec::new(),
-                    Err(e) => return Err(e.into()),
-                };
-                Ok(score(&by_work(&list, &works), &relevant))
-            };
-            let (a, f) = (run(alone)?, run(fused)?);
+        for (v, (with_others, alone)) in recs.iter().enumerate() {
+            let a = scorer.score(&lib, c, &fused(alone, &query)?)?;
+            let f = scorer.score(&lib, c, &fused(with_others, &query)?)?;
             for src in [c.source.as_str(), "all"] {
                 let e = means[v].entry(src.to_string()).or_default();
                 e.0.add(&a);
@@ -93,24 +74,14 @@ fn main() -> anyhow::Result<()> {
             let (a, f) = (means[v][s].0.mean(), means[v][s].1.mean());
             let mut deltas = String::new();
             if s == "all" && v > 0 {
-                let metric = |x: &Scores, m: usize| match m {
-                    0 => x.recall[2],
-                    1 => x.mrr,
-                    _ => x.ndcg10,
-                };
-                for m in 0..3 {
-                    let base: Vec<f64> = per_context[0].iter().map(|x| metric(x, m)).collect();
-                    let this: Vec<f64> = per_context[v].iter().map(|x| metric(x, m)).collect();
-                    let p = paired_bootstrap(&base, &this, 2000, 0.95);
+                for p in paired(&per_context[0], &per_context[v]) {
                     deltas.push_str(&format!(" {:+.3} [{:+.3}, {:+.3}] |", p.diff, p.lo, p.hi));
                 }
             } else {
                 deltas.push_str(" | | |");
             }
-            println!(
-                "| {name} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} / {:.3} |{deltas}",
-                a.recall[2], a.mrr, a.ndcg10, f.recall[2], f.mrr, f.ndcg10
-            );
+            let ([a1, a2, a3], [f1, f2, f3]) = (headline(&a), headline(&f));
+            println!("| {name} | {a1:.3} / {a2:.3} / {a3:.3} | {f1:.3} / {f2:.3} / {f3:.3} |{deltas}");
         }
     }
     Ok(())

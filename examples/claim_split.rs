@@ -12,17 +12,15 @@
 //! cargo run --release --example claim_split -- BENCH POOL SPLIT [SAMPLE]
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
-use std::sync::Arc;
 
 use citewise::corpus::benchmark::CIT;
-use citewise::eval::harness::{by_work, load_split, sample, AsOf, EvalQueries, EVAL_DEPTH};
-use citewise::eval::metrics::{paired_bootstrap, Scores};
-use citewise::eval::metrics::{score, Mean};
-use citewise::library::Library;
-use citewise::pipeline::{same_work, Fusion, Models, Query, Recommender, Settings, Stages};
+use citewise::eval::harness::{AsOf, EvalQueries, EVAL_DEPTH};
+use citewise::eval::metrics::{Mean, Scores};
+use citewise::pipeline::{Fusion, Query, Recommender, Settings, Stages};
 
-type List = Vec<(String, Vec<String>)>;
+mod common;
+
+use common::{fused, headline, paired, List, Scorer, Setup};
 
 fn marked_sentences(context: &str, window: usize, all: bool) -> Vec<String> {
     let protected: Vec<(usize, usize)> = context.match_indices(CIT).map(|(i, m)| (i, i + m.len())).collect();
@@ -97,15 +95,7 @@ fn round_robin(lists: &[&List]) -> List {
 }
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let bench = PathBuf::from(&args[1]);
-    let lib = Arc::new(Library::open(&PathBuf::from(&args[2]))?);
-    let split = &args[3];
-    let mut contexts = load_split(&bench, split)?;
-    if let Some(n) = args.get(4) {
-        contexts = sample(contexts, n.parse()?);
-    }
-    let models = Models::installed();
+    let Setup { lib, contexts, models } = Setup::from_args()?;
     let stages = Stages::parse(&["bm25", "evidence", "citation", "hatten"])?;
     let open = |claim_weight: f32| {
         let settings = Settings { fusion: Fusion { claim_weight, ..Fusion::default() }, ..Settings::default() };
@@ -116,13 +106,6 @@ fn main() -> anyhow::Result<()> {
     let shipped = open(Fusion::default().claim_weight)?;
     let (mut whole_scores, mut shipped_scores): (Vec<Scores>, Vec<Scores>) = (Vec::new(), Vec::new());
     let mut queries = EvalQueries::new(&lib, false, EVAL_DEPTH, AsOf::CitingYear);
-    let fused = |q: &Query| -> anyhow::Result<List> {
-        match rec.prepare(q).and_then(|p| rec.fused(&p)) {
-            Ok(c) => Ok(c.into_iter().map(|c| (c.id, c.same_work)).collect()),
-            Err(citewise::error::Error::InvalidQuery(_)) => Ok(Vec::new()),
-            Err(e) => Err(e.into()),
-        }
-    };
     // variant name -> source -> mean
     let mut means: Vec<(String, HashMap<String, Mean>)> = Vec::new();
     let mut add = |name: String, source: &str, s: citewise::eval::metrics::Scores| {
@@ -138,28 +121,17 @@ fn main() -> anyhow::Result<()> {
         }
     };
     let mut split_n = 0;
-    let mut cited_records: HashMap<String, Vec<String>> = HashMap::new();
+    let mut scorer = Scorer::default();
     for (n, c) in contexts.iter().enumerate() {
         let query = queries.query(c)?;
-        let base = fused(&query)?;
-        for id in &c.cited {
-            if !cited_records.contains_key(id) {
-                cited_records.insert(id.clone(), same_work::records_of(lib.papers(), id)?);
-            }
-        }
-        let works: Vec<&Vec<String>> = c.cited.iter().map(|id| &cited_records[id]).collect();
-        let relevant: HashSet<String> = c.cited.iter().cloned().collect();
-        let mut eval = |name: &str, list: &List| add(name.to_string(), &c.source, score(&by_work(list, &works), &relevant));
-        eval("whole context only", &base);
-        let as_shipped: List = match shipped.prepare(&query).and_then(|p| shipped.fused(&p)) {
-            Ok(c) => c.into_iter().map(|c| (c.id, c.same_work)).collect(),
-            Err(citewise::error::Error::InvalidQuery(_)) => Vec::new(),
-            Err(e) => return Err(e.into()),
+        let base = fused(&rec, &query)?;
+        let mut eval = |name: &str, list: &List| -> anyhow::Result<Scores> {
+            let s = scorer.score(&lib, c, list)?;
+            add(name.to_string(), &c.source, s);
+            Ok(s)
         };
-        let s = score(&by_work(&as_shipped, &works), &relevant);
-        eval("the pipeline's claims (Fusion::claim_weight)", &as_shipped);
-        shipped_scores.push(s);
-        whole_scores.push(score(&by_work(&base, &works), &relevant));
+        whole_scores.push(eval("whole context only", &base)?);
+        shipped_scores.push(eval("the pipeline's claims (Fusion::claim_weight)", &fused(&shipped, &query)?)?);
         for (label, window, all) in
             [("marked", 0, false), ("marked+previous", 1, false), ("every sentence", 0, true), ("clauses", 0, false)]
         {
@@ -168,7 +140,7 @@ fn main() -> anyhow::Result<()> {
                 split_n += 1;
             }
             let lists: Vec<List> =
-                claims.iter().map(|t| fused(&Query { context: t.clone(), ..query.clone() })).collect::<anyhow::Result<_>>()?;
+                claims.iter().map(|t| fused(&rec, &Query { context: t.clone(), ..query.clone() })).collect::<anyhow::Result<_>>()?;
             let run = |f: &dyn Fn(&[&List]) -> List| if lists.is_empty() { base.clone() } else { f(&lists.iter().collect::<Vec<_>>()) };
             for k in [5.0, 20.0] {
                 for wb in [0.0, 1.0, 2.0] {
@@ -177,17 +149,17 @@ fn main() -> anyhow::Result<()> {
                         all.push((&base, wb));
                         rrf(&all, k)
                     });
-                    eval(&format!("{label}: rrf k {k}, whole weighs {wb}"), &merged);
+                    eval(&format!("{label}: rrf k {k}, whole weighs {wb}"), &merged)?;
                 }
             }
             let rr = run(&|ls: &[&List]| round_robin(ls));
-            eval(&format!("{label}: round robin"), &rr);
+            eval(&format!("{label}: round robin"), &rr)?;
             let rrb = run(&|ls: &[&List]| {
                 let mut v = vec![&base];
                 v.extend(ls.iter().copied());
                 round_robin(&v)
             });
-            eval(&format!("{label}: round robin, whole first"), &rrb);
+            eval(&format!("{label}: round robin, whole first"), &rrb)?;
         }
         if n % 50 == 0 {
             eprintln!("{n}");
@@ -204,19 +176,12 @@ fn main() -> anyhow::Result<()> {
     for (name, m) in &means {
         print!("| {name} |");
         for s in &sources {
-            let x = m[s].mean();
-            print!(" {:.3} / {:.3} / {:.3} |", x.recall[2], x.mrr, x.ndcg10);
+            let [r, mrr, ndcg] = headline(&m[s].mean());
+            print!(" {r:.3} / {mrr:.3} / {ndcg:.3} |");
         }
         println!();
     }
-    for (m, name) in ["R@10", "MRR", "nDCG@10"].iter().enumerate() {
-        let f = |x: &Scores| [x.recall[2], x.mrr, x.ndcg10][m];
-        let p = paired_bootstrap(
-            &whole_scores.iter().map(f).collect::<Vec<_>>(),
-            &shipped_scores.iter().map(f).collect::<Vec<_>>(),
-            2000,
-            0.95,
-        );
+    for (p, name) in paired(&whole_scores, &shipped_scores).iter().zip(["R@10", "MRR", "nDCG@10"]) {
         println!("claims against the whole context only, all: {name} {:+.3} [{:+.3}, {:+.3}]", p.diff, p.lo, p.hi);
     }
     Ok(())

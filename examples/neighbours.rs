@@ -11,16 +11,16 @@
 //! cargo run --release --example neighbours -- BENCH POOL SPLIT [SAMPLE]
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
-use std::sync::Arc;
 
-use citewise::eval::harness::{by_work, load_split, sample, AsOf, EvalQueries, EVAL_DEPTH};
-use citewise::eval::metrics::{paired_bootstrap, score, Mean, Scores};
+use citewise::eval::harness::{AsOf, EvalQueries, EVAL_DEPTH};
+use citewise::eval::metrics::{Mean, Scores};
 use citewise::evidence::record::citing_key;
 use citewise::library::Library;
-use citewise::pipeline::{same_work, Models, Recommender};
+use citewise::pipeline::Recommender;
 
-type List = Vec<(String, Vec<String>)>;
+mod common;
+
+use common::{headline, paired, List, Scorer, Setup};
 
 /// The citation graph: what each citing paper cites, and who cites each paper.
 struct Graph {
@@ -65,17 +65,9 @@ impl Graph {
 }
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let bench = PathBuf::from(&args[1]);
-    let lib = Arc::new(Library::open(&PathBuf::from(&args[2]))?);
-    let split = &args[3];
-    let mut contexts = load_split(&bench, split)?;
-    if let Some(n) = args.get(4) {
-        contexts = sample(contexts, n.parse()?);
-    }
+    let Setup { lib, contexts, models } = Setup::from_args()?;
     let graph = Graph::of(&lib)?;
     eprintln!("graph: {} citing papers, {} cited", graph.cites.len(), graph.cited_by.len());
-    let models = Models::installed();
     let rec = Recommender::with_stages(lib.clone(), &models, &["bm25", "evidence", "citation", "hatten"])?;
     let mut queries = EvalQueries::new(&lib, false, EVAL_DEPTH, AsOf::CitingYear);
     let settings: Vec<(usize, f64, bool)> =
@@ -85,7 +77,7 @@ fn main() -> anyhow::Result<()> {
         .collect();
     let mut means: Vec<HashMap<String, Mean>> = vec![HashMap::new(); names.len()];
     let mut per: Vec<Vec<Scores>> = vec![Vec::new(); names.len()];
-    let mut cited_records: HashMap<String, Vec<String>> = HashMap::new();
+    let mut scorer = Scorer::default();
     let (mut reached, mut added) = (0usize, 0usize);
     for (n, c) in contexts.iter().enumerate() {
         let query = queries.query(c)?;
@@ -95,12 +87,6 @@ fn main() -> anyhow::Result<()> {
             Err(e) => return Err(e.into()),
         };
         let fused: List = rec.fused(&prepared)?.into_iter().map(|c| (c.id, c.same_work)).collect();
-        for id in &c.cited {
-            if !cited_records.contains_key(id) {
-                cited_records.insert(id.clone(), same_work::records_of(lib.papers(), id)?);
-            }
-        }
-        let works: Vec<&Vec<String>> = c.cited.iter().map(|id| &cited_records[id]).collect();
         let relevant: HashSet<String> = c.cited.iter().cloned().collect();
         let mut lists: Vec<List> = vec![fused.clone()];
         for &(m, w, co) in &settings {
@@ -144,7 +130,7 @@ fn main() -> anyhow::Result<()> {
             lists.push(v.into_iter().map(|(id, (_, o))| (id, o)).collect());
         }
         for (i, l) in lists.iter().enumerate() {
-            let s = score(&by_work(l, &works), &relevant);
+            let s = scorer.score(&lib, c, l)?;
             for src in [c.source.as_str(), "all"] {
                 means[i].entry(src.to_string()).or_default().add(&s);
             }
@@ -163,19 +149,16 @@ fn main() -> anyhow::Result<()> {
     for s in &sources {
         println!("\n{s} (n {})\n| setting | R@10 / MRR / nDCG@10 | ΔR@10 | ΔMRR | ΔnDCG |\n|---|---|---|---|---|", means[0][s].n);
         for (i, name) in names.iter().enumerate() {
-            let x = means[i][s].mean();
+            let [r, mrr, ndcg] = headline(&means[i][s].mean());
             let mut d = String::new();
             if s == "all" && i > 0 {
-                for m in 0..3 {
-                    let f = |x: &Scores| [x.recall[2], x.mrr, x.ndcg10][m];
-                    let p =
-                        paired_bootstrap(&per[0].iter().map(f).collect::<Vec<_>>(), &per[i].iter().map(f).collect::<Vec<_>>(), 2000, 0.95);
+                for p in paired(&per[0], &per[i]) {
                     d.push_str(&format!(" {:+.3} [{:+.3}, {:+.3}] |", p.diff, p.lo, p.hi));
                 }
             } else {
                 d.push_str(" | | |");
             }
-            println!("| {name} | {:.3} / {:.3} / {:.3} |{d}", x.recall[2], x.mrr, x.ndcg10);
+            println!("| {name} | {r:.3} / {mrr:.3} / {ndcg:.3} |{d}");
         }
     }
     Ok(())
