@@ -200,7 +200,7 @@ pub fn adapt_hatten(
     }
     let mut run = TrainingRun::<StepCounters, AdaptCheckpoint, AdaptOptions>::open(out, "config.json", opts.max_minutes)?;
     let ad = device.clone().autodiff();
-    let model = super::steps::starting_model(&mut run, config, Some(base), &ad)?;
+    let model = super::steps::starting_model(&mut run, config, Some(base), opts.seed, &ad)?;
     run.begin(opts.clone(), &config.to_string())?;
     let train_opts = TrainOptions { loss: Loss::Softmax, temperature: opts.temperature, ..TrainOptions::default() };
     let cloze_check = Validator::cloze(data);

@@ -171,7 +171,7 @@ pub fn distill_student(
     }
     let mut run = TrainingRun::<StepCounters, DistillCheckpoint, DistillOptions>::open(out, "config.json", opts.max_minutes)?;
     let ad = device.clone().autodiff();
-    let model = super::steps::starting_model(&mut run, config, start, &ad)?;
+    let model = super::steps::starting_model(&mut run, config, start, opts.seed, &ad)?;
     run.begin(opts.clone(), &config.to_string())?;
     let validator = Validator::new(data);
     let validate = |model: &Hatten, step: usize, loss: f32, t0: Instant| {

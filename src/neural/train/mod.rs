@@ -96,6 +96,7 @@ pub fn train(
     let data = TrainingData::load(bench, opts, &mut rng)?;
 
     let ad = device.clone().autodiff();
+    ad.seed(opts.seed); // the initialisation and dropout are repeatable
     let mut model = if run.resuming() { Hatten::load(config, &run.files.last(), &ad)? } else { config.init(&ad) };
     run.begin(opts.clone(), &config.to_string())?;
     let mut optim = clipped_adam();

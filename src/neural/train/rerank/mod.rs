@@ -64,6 +64,7 @@ pub fn train_reranker(
     let heads = bottom.heads();
     let bottom_layers = bottom.encoder.layer.len();
     let ad = device.clone().autodiff();
+    ad.seed(opts.seed); // the fresh head and dropout are repeatable
     let (_, fresh_top) = split_base(config, base_dir, &ad)?;
     let mut top = starting_top(&mut run, fresh_top, start)?;
     run.begin(opts.clone(), &config.to_string())?;
