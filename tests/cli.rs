@@ -222,6 +222,58 @@ fn doctor_names_the_backend_and_the_default_rerank_depth() {
     assert!(out.contains(&format!("reranks the top {depth} by default, for queries your evidence speaks of")), "{out}");
 }
 
+#[test]
+fn the_threads_for_model_work_follow_citewise_threads() {
+    let run = |threads: &str, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_citewise"))
+            .args(args)
+            .env("CITEWISE_LIBRARY", "/nonexistent")
+            .env("CITEWISE_THREADS", threads)
+            .output()
+            .unwrap()
+    };
+    let o = run("3", &["doctor"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).lines().any(|l| l.starts_with("threads   3 for model work (CITEWISE_THREADS=3)")), "{}", stdout(&o));
+    for bad in ["many", "0"] {
+        let o = run(bad, &["doctor"]);
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains(&format!("CITEWISE_THREADS={bad}: not a number of threads")), "{}", stderr(&o));
+    }
+}
+
+/// `bench rerank --threads 1,2` times the cross-encoder and the citation
+/// encoder on a pool of each size, rows saying their threads and, from the
+/// second size on, their parallel efficiency against the first.
+#[test]
+fn bench_rerank_reports_threads_and_efficiency() {
+    if !common::models_or_fail("timing the rerank stage") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let papers = dir.path().join("papers.jsonl.gz");
+    let lines: Vec<String> = (0..5)
+        .map(|i| format!(r#"{{"id":"p{i}","title":"Paper {i} on parsing","abstract":"We study parsing number {i} with neural networks.","year":"2020","authors":["Ada Lovelace"]}}"#))
+        .collect();
+    write_gz(&papers, &lines.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = citewise(
+        dir.path(),
+        &["bench", "rerank", papers.to_str().unwrap(), "--depth", "3", "--queries", "2", "--device", "cpu", "--threads", "1,2"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    // Cross-encoder and citation encoder, on 1 thread then on 2.
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows.iter().map(|r| r["threads"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 1, 2, 2]);
+    assert!(rows[..2].iter().all(|r| r.get("efficiency").is_none()));
+    for (one, two) in rows[..2].iter().zip(&rows[2..]) {
+        assert_eq!(one["base"], two["base"]);
+        let e = two["efficiency"].as_f64().unwrap();
+        let expected = one["p50_ms"].as_f64().unwrap() / (2.0 * two["p50_ms"].as_f64().unwrap());
+        assert!((e - expected).abs() < 1e-9 && e > 0.0, "{two}");
+    }
+}
+
 /// `train reranker` prefetches each context on several threads: every
 /// example must still carry its own context's prefetch (the paper it cites
 /// first, on this benchmark) and the mixed global-context rule, and a short

@@ -100,6 +100,12 @@ pub enum BenchWhat {
         /// Compute device
         #[arg(long, value_enum, default_value_t = crate::neural::backend::DevicePreference::Auto)]
         device: crate::neural::backend::DevicePreference,
+        /// Threads for model work, comma-separated: one run each, timed
+        /// on a pool of that many threads, with each run's parallel
+        /// efficiency against the first (t_first · n_first / (n · t_n))
+        /// [default: the threads for model work]
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
     },
     /// Completion latency of the language server: contexts of a benchmark
     /// split asked at `\cite{` (first answer, the same again, and when the
@@ -119,6 +125,12 @@ pub enum BenchWhat {
         /// models loaded afresh (no pair scores carried over)
         #[arg(long, value_delimiter = ',', default_value = "20,50")]
         rerank_depth: Vec<usize>,
+        /// Threads for model work, comma-separated: one run each, timed
+        /// on a pool of that many threads, with each run's parallel
+        /// efficiency against the first (t_first · n_first / (n · t_n))
+        /// [default: the threads for model work]
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
     },
     /// Zotero import speed: a synthetic Zotero 7 database of the first N
     /// papers of a papers JSONL file (one journal article each), imported
@@ -205,8 +217,8 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
         BenchWhat::Vectors { queries, threads, library: Some(dir), .. } => bench_library_vectors(dir, *queries, *threads)?,
         BenchWhat::Scale { library, records, out, seed } => bench_scale(library, *records, out, *seed)?,
         BenchWhat::Embed { papers, n, device } => bench_embed(papers, *n, *device)?,
-        BenchWhat::Rerank { papers, depth, queries, base, max_len, device } => {
-            bench_rerank(papers, depth, *queries, base.as_deref(), *max_len, *device)?
+        BenchWhat::Rerank { papers, depth, queries, base, max_len, device, threads } => {
+            on_threads(threads, &|| bench_rerank(papers, depth, *queries, base.as_deref(), *max_len, *device))?
         }
         BenchWhat::Import { paths } => {
             let dir = tempfile_dir()?;
@@ -228,9 +240,9 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
         BenchWhat::Zotero { papers, items } => bench_zotero(papers, *items)?,
         BenchWhat::Check { contexts: c } => bench_check(c.library.as_deref(), &c.bench, &c.split, c.queries, models)?,
         BenchWhat::Lsp { contexts: c } => bench_lsp(c.library.as_deref(), &c.bench, &c.split, c.queries)?,
-        BenchWhat::Pipeline { contexts: c, rerank_depth } => {
-            bench_pipeline(c.library.as_deref(), &c.bench, &c.split, c.queries, rerank_depth, models.device_preference())?
-        }
+        BenchWhat::Pipeline { contexts: c, rerank_depth, threads } => on_threads(threads, &|| {
+            bench_pipeline(c.library.as_deref(), &c.bench, &c.split, c.queries, rerank_depth, models.device_preference())
+        })?,
         BenchWhat::Keys { library, keys, gap_ms, encode } => {
             let dir = library_dir(library.as_deref())?;
             let lib = std::sync::Arc::new(Library::open(&dir)?);
@@ -331,6 +343,35 @@ struct PipelineTimes {
     stages: Vec<(String, f64)>,
 }
 
+/// Runs `bench` (which prints its rows as JSON, with `p50_ms`) on a pool of
+/// each of `threads` threads (none: the threads for model work), each row
+/// with its `threads` and, from the second count on, its `efficiency`
+/// against the row of the same place in the first run.
+fn on_threads(threads: &[usize], bench: &(dyn Fn() -> Result<Vec<serde_json::Value>> + Sync)) -> Result<()> {
+    let counts = if threads.is_empty() { vec![crate::neural::parallel::threads_here()] } else { threads.to_vec() };
+    let mut first: Option<(usize, Vec<serde_json::Value>)> = None;
+    for &n in &counts {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?;
+        let rows = pool.install(bench)?;
+        for (i, row) in rows.iter().enumerate() {
+            let mut row = row.clone();
+            row["threads"] = n.into();
+            if let Some((n1, base)) = &first {
+                let p50 =
+                    |r: &serde_json::Value| r.pointer("/final/p50_ms").or_else(|| r.get("p50_ms")).and_then(serde_json::Value::as_f64);
+                if let (Some(t1), Some(tn)) = (base.get(i).and_then(p50), p50(&row)) {
+                    row["efficiency"] = ((t1 * *n1 as f64) / (n as f64 * tn)).into();
+                }
+            }
+            println!("{row}");
+        }
+        if first.is_none() {
+            first = Some((n, rows));
+        }
+    }
+    Ok(())
+}
+
 fn bench_pipeline(
     library: Option<&std::path::Path>,
     bench: &std::path::Path,
@@ -338,7 +379,8 @@ fn bench_pipeline(
     n: usize,
     depths: &[usize],
     device: crate::neural::backend::DevicePreference,
-) -> Result<()> {
+) -> Result<Vec<serde_json::Value>> {
+    let mut rows = Vec::new();
     use crate::pipeline::Recommender;
     let dir = library_dir(library)?;
     let lib = std::sync::Arc::new(Library::open(&dir)?);
@@ -394,19 +436,16 @@ fn bench_pipeline(
                 )
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::json!({
+        rows.push(serde_json::json!({
                 "papers": papers, "queries": times.len(), "rerank_depth": rec.rerank_depth(),
                 "first_results": stat(&col(&|t| t.first)),
                 "fused": stat(&col(&|t| t.fused)),
                 "final": stat(&col(&|t| t.last)),
                 "stages": per_stage,
                 "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
-            })
-        );
+        }));
     }
-    Ok(())
+    Ok(rows)
 }
 
 fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: &str, n: usize) -> Result<()> {
@@ -756,7 +795,8 @@ fn bench_rerank(
     base: Option<&str>,
     max_len: usize,
     device: crate::neural::backend::DevicePreference,
-) -> Result<()> {
+) -> Result<Vec<serde_json::Value>> {
+    let mut rows = Vec::new();
     use crate::neural::cross_encoder::{logits, split_base, PairEncoder, RerankerConfig};
     let backend = crate::neural::backend::select(device);
     let name = format!("{} on {}", backend.name, backend.adapter);
@@ -799,11 +839,8 @@ fn bench_rerank(
             times.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         let q = |p| crate::eval::metrics::quantile(&times, p);
-        println!(
-            "{}",
-            serde_json::json!({"base": config.base, "layers_fine_tuned": config.trained_layers, "max_len": config.max_len,
-                "backend": name, "depth": d, "p50_ms": q(0.5), "p95_ms": q(0.95), "ms_per_candidate": q(0.5) / d as f64})
-        );
+        rows.push(serde_json::json!({"base": config.base, "layers_fine_tuned": config.trained_layers, "max_len": config.max_len,
+                "backend": name, "depth": d, "p50_ms": q(0.5), "p95_ms": q(0.95), "ms_per_candidate": q(0.5) / d as f64}));
     }
     // The rerank stage's second signal: the citation encoder's cosine,
     // each query with an empty cache (every paper encoded).
@@ -822,11 +859,8 @@ fn bench_rerank(
             times.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         let q = |p| crate::eval::metrics::quantile(&times, p);
-        println!(
-            "{}",
-            serde_json::json!({"base": crate::neural::bi_encoder::CITATION_ENCODER, "bi_encoder": true, "max_len": crate::neural::bi_encoder::MAX_TOKENS,
-                "backend": name, "depth": d, "p50_ms": q(0.5), "p95_ms": q(0.95), "ms_per_candidate": q(0.5) / d as f64})
-        );
+        rows.push(serde_json::json!({"base": crate::neural::bi_encoder::CITATION_ENCODER, "bi_encoder": true, "max_len": crate::neural::bi_encoder::MAX_TOKENS,
+                "backend": name, "depth": d, "p50_ms": q(0.5), "p95_ms": q(0.95), "ms_per_candidate": q(0.5) / d as f64}));
     }
-    Ok(())
+    Ok(rows)
 }

@@ -166,6 +166,25 @@ fn ago(secs: u64) -> String {
 
 /// The adapters, the backend, and each model (loaded once), with the
 /// state of the library's own training runs.
+/// The threads for model work and the batch sizes the models run in.
+fn print_threads(gpu: bool) {
+    use crate::neural::parallel::{cores, threads_here, THREADS_ENV};
+    let why = match std::env::var(THREADS_ENV) {
+        Ok(v) => format!("{THREADS_ENV}={v}"),
+        Err(_) => format!(
+            "one per core of {}; the editor and the language server keep one for their loop, or follow `threads` in config.toml",
+            cores()
+        ),
+    };
+    println!("threads   {} for model work ({why})", threads_here());
+    println!(
+        "batches   cross-encoder {} pairs, citation encoder {} texts a forward pass{}",
+        crate::neural::cross_encoder::SCORE_BATCH,
+        crate::neural::bi_encoder::BATCH,
+        if gpu { "" } else { "; on the CPU a query's pairs and texts are dealt over the threads" }
+    );
+}
+
 fn print_models(library: &Path, models: &Models) -> Result<()> {
     let device = Device::flex();
     let adapters = crate::neural::backend::adapters();
@@ -177,6 +196,7 @@ fn print_models(library: &Path, models: &Models) -> Result<()> {
     }
     let backend = models.backend();
     println!("backend   {} on {}", backend.name, backend.adapter);
+    print_threads(backend.is_gpu());
     let dir = models_dir()?;
     println!("models    {}", dir.display());
     for (name, what) in MODELS {

@@ -28,6 +28,7 @@ pub fn run(library: &std::path::Path, a: &LspArgs, models: Models) -> Result<()>
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
+    crate::neural::parallel::use_compute_threads(config.threads, 1)?;
     let lib = Library::open(library).with_context(|| format!("opening the library at {}", library.display()))?;
     let options = Options {
         library: Arc::new(lib),

@@ -139,6 +139,11 @@ pub fn main() -> Result<std::process::ExitCode> {
         Some(Command::Man(a)) => return man(a).map(|()| std::process::ExitCode::SUCCESS),
         _ => {}
     }
+    // The editor and the language server size the threads for model work
+    // once their config is read (a core kept for their own loop).
+    if !matches!(cli.command, None | Some(Command::Lsp(_))) {
+        crate::neural::parallel::use_compute_threads(None, 0)?;
+    }
     if let Some(Command::Check(a)) = &cli.command {
         let models = Models::installed().for_library(library_dir(&cli).ok());
         return Ok(check::run(&open_library(&cli)?, a, &models)?.into());

@@ -37,6 +37,12 @@ impl Backend {
     }
 }
 
+/// Whether `device` is the CPU backend's (where model work is dealt over
+/// threads, [`super::parallel`]), not a GPU's.
+pub fn on_cpu(device: &Device) -> bool {
+    *device == Device::flex()
+}
+
 /// A graphics adapter wgpu can see.
 #[derive(Debug, Clone)]
 pub struct Adapter {

@@ -4,8 +4,10 @@
 
 use burn::tensor::Device;
 
+use super::backend::on_cpu;
 use super::bert::{mean_pool_normalized, Bert, BertConfig};
 use super::models::model_dir;
+use super::parallel::in_parts;
 use super::tokenizer::{batch, BertTokenizer};
 use crate::error::Result;
 
@@ -17,7 +19,7 @@ pub const CITATION_ENCODER: &str = "minilm-citation-v4";
 pub const MAX_TOKENS: usize = 128;
 
 /// Texts encoded per forward pass.
-const BATCH: usize = 32;
+pub const BATCH: usize = 32;
 
 pub struct BiEncoder {
     name: String,
@@ -54,22 +56,34 @@ impl BiEncoder {
     }
 
     /// Unit vectors, `texts.len() × dim`, row-major, in the order given
-    /// (batched by length so that little padding is computed).
+    /// (batched by length so that little padding is computed; on the CPU
+    /// the texts are dealt over the threads for model work).
     pub fn encode(&self, texts: &[&str]) -> Result<Vec<f32>> {
         let encoded = texts.iter().map(|t| self.tokenizer.encode(t, None)).collect::<Result<Vec<_>>>()?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encoded[i].ids.len());
-        let mut out = vec![0f32; texts.len() * self.dim];
-        for chunk in order.chunks(BATCH) {
-            let part: Vec<_> = chunk.iter().map(|&i| encoded[i].clone()).collect();
-            let input = batch(&part, &self.device);
-            let mask = input.mask.clone();
-            let hidden = self.model.forward(input);
-            let v = mean_pool_normalized(hidden, mask).into_data().convert::<f32>().try_to_vec::<f32>().expect("f32 vectors");
-            for (row, &i) in chunk.iter().enumerate() {
-                out[i * self.dim..(i + 1) * self.dim].copy_from_slice(&v[row * self.dim..(row + 1) * self.dim]);
+        let d = self.dim;
+        let batched = |part: &[usize]| -> Vec<Vec<f32>> {
+            let mut rows = Vec::with_capacity(part.len());
+            for chunk in part.chunks(BATCH) {
+                let enc: Vec<_> = chunk.iter().map(|&i| encoded[i].clone()).collect();
+                let input = batch(&enc, &self.device);
+                let mask = input.mask.clone();
+                let hidden = self.model.forward(input);
+                let v = mean_pool_normalized(hidden, mask).into_data().convert::<f32>().try_to_vec::<f32>().expect("f32 vectors");
+                rows.extend(v.chunks(d).map(<[f32]>::to_vec));
             }
-        }
-        Ok(out)
+            rows
+        };
+        let rows = if on_cpu(&self.device) {
+            in_parts(&order, batched)
+        } else {
+            let mut rows = vec![Vec::new(); texts.len()];
+            for (&i, row) in order.iter().zip(batched(&order)) {
+                rows[i] = row;
+            }
+            rows
+        };
+        Ok(rows.concat())
     }
 }

@@ -17,7 +17,9 @@ use burn::store::{ModuleSnapshot, SafetensorsStore};
 use burn::tensor::activation::sigmoid;
 use burn::tensor::{Bool, Device, Tensor};
 
+use super::backend::on_cpu;
 use super::bert::{Bert, BertConfig, Layer};
+use super::parallel::in_parts;
 use super::tokenizer::batch;
 use super::tokenizer::{BertTokenizer, Encoded};
 use crate::error::{Error, Result};
@@ -180,21 +182,30 @@ impl PairEncoder {
 pub const SCORE_BATCH: usize = 16;
 
 /// Relevance logits of `pairs` (in their order), batched by length so that
-/// little padding is computed.
+/// little padding is computed; on the CPU the pairs are dealt over the
+/// threads for model work ([`in_parts`]).
 pub fn logits(bottom: &Bert, top: &RerankerTop, pairs: &[Encoded], device: &Device) -> Vec<f32> {
     let mut order: Vec<usize> = (0..pairs.len()).collect();
     order.sort_by_key(|&i| pairs[i].ids.len());
-    let mut out = vec![0f32; pairs.len()];
-    for chunk in order.chunks(SCORE_BATCH) {
-        let enc: Vec<Encoded> = chunk.iter().map(|&i| pairs[i].clone()).collect();
-        let input = batch(&enc, device);
-        let (hidden, pad) = bottom.forward_layers(input, bottom.encoder.layer.len());
-        let v = top.forward(hidden, pad, bottom.heads()).into_data().convert::<f32>().try_to_vec::<f32>().expect("f32 logits");
-        for (&i, s) in chunk.iter().zip(v) {
-            out[i] = s;
+    let batched = |part: &[usize]| -> Vec<f32> {
+        let mut out = Vec::with_capacity(part.len());
+        for chunk in part.chunks(SCORE_BATCH) {
+            let enc: Vec<Encoded> = chunk.iter().map(|&i| pairs[i].clone()).collect();
+            let input = batch(&enc, device);
+            let (hidden, pad) = bottom.forward_layers(input, bottom.encoder.layer.len());
+            out.extend(top.forward(hidden, pad, bottom.heads()).into_data().convert::<f32>().try_to_vec::<f32>().expect("f32 logits"));
         }
+        out
+    };
+    if on_cpu(device) {
+        in_parts(&order, batched)
+    } else {
+        let mut out = vec![0f32; pairs.len()];
+        for (i, s) in order.iter().zip(batched(&order)) {
+            out[*i] = s;
+        }
+        out
     }
-    out
 }
 
 /// Sigmoid of a logit: the score the reranker reports, in 0..1.

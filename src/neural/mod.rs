@@ -10,6 +10,7 @@ pub mod encoder;
 pub mod field;
 pub mod hatten;
 pub mod models;
+pub mod parallel;
 pub mod reranker;
 pub mod tokenizer;
 pub mod train;

@@ -83,7 +83,8 @@ impl EncodingEvent {
 #[derive(Debug, Clone)]
 pub struct EncodingOptions {
     /// Threads of the encoding's pool, which the models' matrix products
-    /// use (default: one per core but one, at least one).
+    /// use (default: as many as the threads for model work,
+    /// [`crate::neural::parallel`]).
     pub threads: usize,
     /// The phases to run, in order.
     pub phases: Vec<Phase>,
@@ -93,8 +94,7 @@ pub struct EncodingOptions {
 
 impl Default for EncodingOptions {
     fn default() -> EncodingOptions {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        EncodingOptions { threads: cores.saturating_sub(1).max(1), phases: Phase::ALL.to_vec(), low_priority: true }
+        EncodingOptions { threads: crate::neural::parallel::threads_here(), phases: Phase::ALL.to_vec(), low_priority: true }
     }
 }
 

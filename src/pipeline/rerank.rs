@@ -15,7 +15,6 @@ use super::query::Prepared;
 use crate::error::Result;
 use crate::index::layered::LayeredVectors;
 use crate::library::Library;
-use crate::neural::cross_encoder::QueryTokens;
 use crate::neural::reranker::Reranker;
 
 /// Fused candidates the reranker reorders (K_r) on the CPU: each one more
@@ -34,12 +33,6 @@ pub const RERANK: &str = "rerank";
 pub const RERANK_BADGE: char = 'R';
 pub const CITATION_BADGE: char = 'S';
 pub const CITED_FOR_BADGE: char = 'C';
-
-/// The share of the reranked papers the citation encoder scores on a
-/// thread of its own while the cross-encoder runs: with ~32 ms a pair for
-/// the cross-encoder and ~72 ms a paper for the citation encoder on one
-/// core, 0.7 gives both threads about the same work.
-const CITATION_SHARE: f32 = 0.7;
 
 /// The rerank stage: the cross-encoder and, when the citation encoder is
 /// installed, its two signals.
@@ -137,14 +130,12 @@ impl RerankStage {
     }
 
     /// The signals of `candidates` (records read), in order. The scorers
-    /// are independent and each runs on one core, so they run side by
-    /// side: the citation encoder (the slowest, ~2.3x the cross-encoder per
-    /// paper) takes the first `CITATION_SHARE` of the papers on a thread of
-    /// its own while this thread scores every pair with the cross-encoder,
-    /// then the rest of the papers. When the library keeps every
-    /// candidate's citation vector, only the query is left to encode, and
-    /// the cross-encoder's pairs are split over two threads instead. The
-    /// cited-for signal is computed only when `cited_for_counts`, the
+    /// are independent and run side by side on the threads for model work
+    /// (each deals its batch over them, [`crate::neural::parallel`]): a
+    /// thread that finishes its part of one takes up a part of another.
+    /// When the library keeps every candidate's citation vector, only the
+    /// query is left to encode for the citation signal. The cited-for
+    /// signal is computed only when `cited_for_counts`, the
     /// cross-encoder's only when `cross_encoder` (else its scores are empty).
     pub fn score(
         &self,
@@ -164,43 +155,15 @@ impl RerankStage {
         let papers: Vec<PaperText> =
             ids.iter().zip(&texts).map(|(id, (title, abstract_text))| PaperText { id, title, abstract_text }).collect();
         let stored = self.stored.as_deref();
-        let all_stored = self.papers.is_none() || stored.is_some_and(|s| ids.iter().all(|id| s.vector(id).is_some()));
-        let cosines = |part: &[PaperText]| self.papers.as_ref().map(|p| p.cosines(local, part, stored)).transpose();
-        let reranker = &*self.reranker;
-        let ce = |q: &QueryTokens, texts: &[(&str, &str)]| if cross_encoder { reranker.score(q, texts) } else { Ok(Vec::new()) };
-        let (rerank, citation, cited_for) = std::thread::scope(|s| {
-            let cited = s.spawn(|| -> Result<Vec<Option<f32>>> {
-                match &self.cited_for {
-                    Some(cf) if cited_for_counts => cf.best_cosines_of_works(library, local, &works, &query.citing_keys),
-                    _ => Ok(vec![None; n]),
-                }
-            });
-            let (rerank, citation) = if all_stored && n > 1 {
-                let half = n.div_ceil(2);
-                let (q, texts, ce) = (&q, &texts, &ce);
-                let second = s.spawn(move || ce(q, &texts[half..]));
-                let first = ce(q, &texts[..half]);
-                let citation = cosines(&papers);
-                let second = second.join().expect("cross-encoder scorer panicked");
-                (first.and_then(|mut a| second.map(|b| a.extend(b)).map(|_| a)), citation)
-            } else {
-                let split = ((n as f32 * CITATION_SHARE).ceil() as usize).min(n);
-                let (head, tail) = papers.split_at(split);
-                let head = s.spawn(move || cosines(head));
-                let rerank = ce(&q, &texts);
-                let tail = if tail.is_empty() { Ok(None) } else { cosines(tail) };
-                let citation = match (head.join().expect("citation scorer panicked"), tail) {
-                    (Ok(Some(mut h)), Ok(t)) => {
-                        h.extend(t.unwrap_or_default());
-                        Ok(Some(h))
-                    }
-                    (Ok(None), _) => Ok(None),
-                    (Err(e), _) | (_, Err(e)) => Err(e),
-                };
-                (rerank, citation)
-            };
-            (rerank, citation, cited.join().expect("cited-for scorer panicked"))
-        });
+        let cosines = || self.papers.as_ref().map(|p| p.cosines(local, &papers, stored)).transpose();
+        let rerank = || if cross_encoder { self.reranker.score(&q, &texts) } else { Ok(Vec::new()) };
+        let cited_for = || -> Result<Vec<Option<f32>>> {
+            match &self.cited_for {
+                Some(cf) if cited_for_counts => cf.best_cosines_of_works(library, local, &works, &query.citing_keys),
+                _ => Ok(vec![None; n]),
+            }
+        };
+        let ((rerank, citation), cited_for) = rayon::join(|| rayon::join(rerank, cosines), cited_for);
         Ok(Signals { rerank: rerank?, citation: citation?, cited_for: cited_for? })
     }
 }

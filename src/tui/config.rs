@@ -73,6 +73,10 @@ pub struct Config {
     pub pdf_viewer: Option<String>,
     /// What the editor encodes in the background (`all`, `fast`, `off`).
     pub background_encoding: BackgroundEncodingSetting,
+    /// Threads for model work (default: one per core but one, which the
+    /// editor's and the language server's own loop keep);
+    /// `CITEWISE_THREADS` wins over it.
+    pub threads: Option<usize>,
 }
 
 impl Default for Config {
@@ -88,6 +92,7 @@ impl Default for Config {
             keys: BTreeMap::new(),
             pdf_viewer: None,
             background_encoding: BackgroundEncodingSetting::All,
+            threads: None,
         }
     }
 }
@@ -126,6 +131,9 @@ mod tests {
         assert_eq!(c.background_encoding.phases().len(), 3);
         std::fs::write(&p, "background_encoding = \"fast\"\n").unwrap();
         assert_eq!(Config::load(&p).unwrap().background_encoding, BackgroundEncodingSetting::Fast);
+        assert_eq!(c.threads, None);
+        std::fs::write(&p, "threads = 6\n").unwrap();
+        assert_eq!(Config::load(&p).unwrap().threads, Some(6));
         std::fs::write(&p, "theme = \"light\"\nresults = \"many\"\n").unwrap();
         let err = Config::load(&p).unwrap_err().to_string();
         assert!(err.contains("config.toml") && err.contains("results"), "{err}");

@@ -70,6 +70,7 @@ pub fn prepare(opts: Options) -> Result<Session> {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
+    crate::neural::parallel::use_compute_threads(config.threads, 1)?;
     let theme = Theme::load(&config.theme, crate::dirs::config_path("themes").as_deref())?;
     let library = Arc::new(Library::open(&opts.library)?);
     let (text, format, note) = match &opts.draft {

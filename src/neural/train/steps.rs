@@ -146,7 +146,7 @@ mod tests {
         let mut run = TrainingRun::<StepCounters, (), ()>::open(dir.path(), "config.json", None).unwrap();
         let config = HattenConfig::new().with_word_dim(8).with_d_model(8).with_heads(2).with_d_ff(16);
         let model = starting_model(&mut run, &config, None, seed, &burn::tensor::Device::flex()).unwrap();
-        model.word_proj.weight.val().into_data().to_vec::<f32>().unwrap()
+        model.word_proj.weight.val().into_data().try_to_vec::<f32>().unwrap()
     }
 
     #[test]
