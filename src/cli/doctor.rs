@@ -172,7 +172,7 @@ fn print_threads(gpu: bool) {
     let why = match std::env::var(THREADS_ENV) {
         Ok(v) => format!("{THREADS_ENV}={v}"),
         Err(_) => format!(
-            "one per core of {}; the editor and the language server keep one for their loop, or follow `threads` in config.toml",
+            "one per core of {}; the editor and the language server keep one for their loop where there are more than two, or follow `threads` in config.toml",
             cores()
         ),
     };

@@ -7,7 +7,7 @@ use burn::tensor::Device;
 use super::backend::on_cpu;
 use super::bert::{mean_pool_normalized, Bert, BertConfig};
 use super::models::model_dir;
-use super::parallel::in_parts;
+use super::parallel::{in_one_part, in_parts};
 use super::tokenizer::{batch, BertTokenizer};
 use crate::error::Result;
 
@@ -75,15 +75,7 @@ impl BiEncoder {
             }
             rows
         };
-        let rows = if on_cpu(&self.device) {
-            in_parts(&order, batched)
-        } else {
-            let mut rows = vec![Vec::new(); texts.len()];
-            for (&i, row) in order.iter().zip(batched(&order)) {
-                rows[i] = row;
-            }
-            rows
-        };
+        let rows = if on_cpu(&self.device) { in_parts(&order, batched) } else { in_one_part(&order, batched) };
         Ok(rows.concat())
     }
 }

@@ -19,7 +19,7 @@ use burn::tensor::{Bool, Device, Tensor};
 
 use super::backend::on_cpu;
 use super::bert::{Bert, BertConfig, Layer};
-use super::parallel::in_parts;
+use super::parallel::{in_one_part, in_parts};
 use super::tokenizer::batch;
 use super::tokenizer::{BertTokenizer, Encoded};
 use crate::error::{Error, Result};
@@ -200,11 +200,7 @@ pub fn logits(bottom: &Bert, top: &RerankerTop, pairs: &[Encoded], device: &Devi
     if on_cpu(device) {
         in_parts(&order, batched)
     } else {
-        let mut out = vec![0f32; pairs.len()];
-        for (i, s) in order.iter().zip(batched(&order)) {
-            out[*i] = s;
-        }
-        out
+        in_one_part(&order, batched)
     }
 }
 

@@ -20,7 +20,8 @@ pub const THREADS_ENV: &str = "CITEWISE_THREADS";
 
 /// Threads for model work: [`THREADS_ENV`], else `setting` (the config's
 /// `threads`), else one per core less `reserve` (the editor and the
-/// language server keep a core for their own loop), at least one.
+/// language server keep a core for their own loop), but both of two cores,
+/// and at least one.
 pub fn compute_threads(setting: Option<usize>, reserve: usize) -> Result<usize> {
     resolve_threads(std::env::var(THREADS_ENV).ok().as_deref(), setting, reserve, cores()).map_err(Error::Config)
 }
@@ -35,7 +36,8 @@ fn resolve_threads(env: Option<&str>, setting: Option<usize>, reserve: usize, co
     match env.map(|v| (v, v.trim().parse::<usize>())) {
         Some((_, Ok(n))) if n > 0 => Ok(n),
         Some((v, _)) => Err(format!("{THREADS_ENV}={v}: not a number of threads (a whole number from 1)")),
-        None => Ok(setting.unwrap_or_else(|| cores.saturating_sub(reserve)).max(1)),
+        // Two cores are both kept busy: one thread would halve the answer's speed.
+        None => Ok(setting.unwrap_or_else(|| cores.saturating_sub(reserve).max(cores.min(2))).max(1)),
     }
 }
 
@@ -67,7 +69,7 @@ pub fn threads_here() -> usize {
 pub fn in_parts<R: Send>(order: &[usize], f: impl Fn(&[usize]) -> Vec<R> + Sync) -> Vec<R> {
     let parts = threads_here().min(order.len()).max(1);
     if parts == 1 {
-        return scatter(order.len(), [(order.to_vec(), f(order))]);
+        return in_one_part(order, f);
     }
     let dealt: Vec<Vec<usize>> = (0..parts).map(|p| order.iter().skip(p).step_by(parts).copied().collect()).collect();
     let done: Vec<(Vec<usize>, Vec<R>)> = dealt
@@ -78,6 +80,12 @@ pub fn in_parts<R: Send>(order: &[usize], f: impl Fn(&[usize]) -> Vec<R> + Sync)
         })
         .collect();
     scatter(order.len(), done)
+}
+
+/// `f` over `order` as one part on this thread (a GPU's batches are one
+/// stream), the outputs in the items' order.
+pub fn in_one_part<R>(order: &[usize], f: impl Fn(&[usize]) -> Vec<R>) -> Vec<R> {
+    scatter(order.len(), [(order.to_vec(), f(order))])
 }
 
 /// The outputs of each part placed at their items' indices.
@@ -139,6 +147,7 @@ mod tests {
         assert_eq!(resolve_threads(None, Some(0), 0, 16), Ok(1));
         assert_eq!(resolve_threads(None, None, 0, 16), Ok(16));
         assert_eq!(resolve_threads(None, None, 1, 16), Ok(15), "the editor keeps a core");
+        assert_eq!(resolve_threads(None, None, 1, 2), Ok(2), "two cores both compute");
         assert_eq!(resolve_threads(None, None, 1, 1), Ok(1));
         for bad in ["0", "many", "-2", ""] {
             let e = resolve_threads(Some(bad), Some(3), 0, 16).unwrap_err();

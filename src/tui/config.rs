@@ -74,7 +74,7 @@ pub struct Config {
     /// What the editor encodes in the background (`all`, `fast`, `off`).
     pub background_encoding: BackgroundEncodingSetting,
     /// Threads for model work (default: one per core but one, which the
-    /// editor's and the language server's own loop keep);
+    /// editor's and the language server's own loop keep; both of two);
     /// `CITEWISE_THREADS` wins over it.
     pub threads: Option<usize>,
 }
