@@ -84,7 +84,7 @@ impl EncodingEvent {
 pub struct EncodingOptions {
     /// Threads of the encoding's pool, which the models' matrix products
     /// use (default: as many as the threads for model work,
-    /// [`crate::neural::parallel`]).
+    /// [`crate::neural::parallel`], and a core fewer than the machine has).
     pub threads: usize,
     /// The phases to run, in order.
     pub phases: Vec<Phase>,
@@ -94,7 +94,8 @@ pub struct EncodingOptions {
 
 impl Default for EncodingOptions {
     fn default() -> EncodingOptions {
-        EncodingOptions { threads: crate::neural::parallel::threads_here(), phases: Phase::ALL.to_vec(), low_priority: true }
+        use crate::neural::parallel::{cores, threads_here};
+        EncodingOptions { threads: threads_here().min(cores() - 1).max(1), phases: Phase::ALL.to_vec(), low_priority: true }
     }
 }
 
