@@ -70,9 +70,11 @@ pub fn embed_library(lib: &Library, encoder: &HattenEncoder, on_start: &dyn Fn(u
 const PROGRESS_EVERY: usize = 64;
 
 /// Encodes `items` with `encode` (unit vectors, `dim` wide, row-major) on
-/// `threads` threads (the CPU backend runs a model on one core), in pieces
-/// that go to whichever thread is free (texts differ in length, so fixed
-/// shares would leave a core idle); `on_progress(k)` after each piece.
+/// `threads` threads, in pieces that go to whichever thread is free (texts
+/// differ in length, so fixed shares would leave a core idle);
+/// `on_progress(k)` after each piece. The models' matrix products run on
+/// the rayon pool of the threads for model work ([`crate::neural::parallel`]),
+/// whichever thread calls them.
 pub fn encode_in_threads<T: Sync>(
     items: &[T],
     threads: usize,
