@@ -240,6 +240,18 @@ fn the_threads_for_model_work_follow_citewise_threads() {
         assert!(!o.status.success());
         assert!(stderr(&o).contains(&format!("CITEWISE_THREADS={bad}: not a number of threads")), "{}", stderr(&o));
     }
+    // The vector scan takes the threads for model work unless told otherwise
+    // (synthetic vectors: no library).
+    let scan = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_citewise"));
+        c.args(["bench", "vectors", "--rows", "5000", "--dim", "16", "--queries", "2"]).args(extra);
+        c.env_remove("CITEWISE_LIBRARY").env("CITEWISE_THREADS", "3").output().unwrap()
+    };
+    let o = scan(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(r#""backend":"cpu scan, 3 threads""#), "{}", stdout(&o));
+    let o = scan(&["--threads", "1"]);
+    assert!(stdout(&o).contains(r#""backend":"cpu scan, 1 threads""#), "{}", stdout(&o));
 }
 
 /// `bench rerank --threads 1,2` times the cross-encoder and the citation

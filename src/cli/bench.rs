@@ -44,9 +44,9 @@ pub enum BenchWhat {
         /// Queries timed per size
         #[arg(long, default_value_t = 50)]
         queries: usize,
-        /// CPU threads for the scan
-        #[arg(long, default_value_t = 2)]
-        threads: usize,
+        /// CPU threads for the scan [default: the threads for model work]
+        #[arg(long)]
+        threads: Option<usize>,
         /// Search this library's own stores instead (HAtten's, and the
         /// citation channel's with its stand-ins), with stored vectors of
         /// its real papers as queries
@@ -213,8 +213,12 @@ struct ImportBench {
 
 pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
     match &a.what {
-        BenchWhat::Vectors { rows, dim, queries, threads, library: None } => bench_vectors(rows, *dim, *queries, *threads)?,
-        BenchWhat::Vectors { queries, threads, library: Some(dir), .. } => bench_library_vectors(dir, *queries, *threads)?,
+        BenchWhat::Vectors { rows, dim, queries, threads, library: None } => {
+            bench_vectors(rows, *dim, *queries, threads.unwrap_or_else(crate::neural::parallel::threads_here))?
+        }
+        BenchWhat::Vectors { queries, threads, library: Some(dir), .. } => {
+            bench_library_vectors(dir, *queries, threads.unwrap_or_else(crate::neural::parallel::threads_here))?
+        }
         BenchWhat::Scale { library, records, out, seed } => bench_scale(library, *records, out, *seed)?,
         BenchWhat::Embed { papers, n, device } => bench_embed(papers, *n, *device)?,
         BenchWhat::Rerank { papers, depth, queries, base, max_len, device, threads } => {

@@ -670,7 +670,8 @@ mod tests {
     #[test]
     fn top_k_matches_a_full_sort_across_threads() {
         let dim = 9;
-        let n = 10_000;
+        // Enough rows for 16 threads (a thread per 4,096 rows at least).
+        let n = 70_000;
         let mut seed = 7u64;
         let mut next = || {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -680,7 +681,7 @@ mod tests {
         let q: Vec<f32> = (0..dim).map(|_| next()).collect();
         let mut expect: Vec<(usize, f32)> = (0..n).map(|r| (r, dot(&matrix[r * dim..(r + 1) * dim], &q))).collect();
         expect.sort_by(|a, b| b.1.total_cmp(&a.1));
-        for threads in [1, 3] {
+        for threads in [1, 3, 16] {
             let got = top_k(&matrix, dim, &q, 25, threads);
             assert_eq!(got.iter().map(|x| x.0).collect::<Vec<_>>(), expect[..25].iter().map(|x| x.0).collect::<Vec<_>>());
         }

@@ -14,9 +14,7 @@ use crate::index::layered::LayeredVectors;
 use crate::index::vectors::VectorStore;
 use crate::library::Library;
 use crate::neural::bi_encoder::BiEncoder;
-
-/// Threads for the exact vector scan.
-const SEARCH_THREADS: usize = 2;
+use crate::neural::parallel::threads_here;
 
 pub struct CitationChannel {
     encoder: Arc<BiEncoder>,
@@ -57,7 +55,8 @@ impl Channel for CitationChannel {
             return Ok(ChannelOutput::default());
         }
         let v = self.encoder.encode(&[local.as_str()])?;
-        let hits = self.vectors.search(&v, k, SEARCH_THREADS);
+        // The channels run one after another: the scan takes the threads of model work.
+        let hits = self.vectors.search(&v, k, threads_here());
         // The share of the list found by the encoder's own vectors (the
         // rest by the student's stand-ins): fusion weighs the list by it.
         let own = hits.iter().filter(|h| self.vectors.has_own(&h.id)).count();

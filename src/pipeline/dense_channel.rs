@@ -11,9 +11,7 @@ use crate::index::vectors::VectorStore;
 use crate::library::Library;
 use crate::neural::encoder::HattenEncoder;
 use crate::neural::hatten::DocText;
-
-/// Threads for the exact vector scan.
-const SEARCH_THREADS: usize = 2;
+use crate::neural::parallel::threads_here;
 
 pub struct DenseChannel {
     library: Arc<Library>,
@@ -48,7 +46,8 @@ impl Channel for DenseChannel {
 
     fn retrieve(&self, query: &Prepared, k: usize) -> Result<ChannelOutput> {
         let v = self.encoder.encode(&[query_doc(query)]);
-        let hits = self.vectors.search(&v, k, SEARCH_THREADS);
+        // The channels run one after another: the scan takes the threads of model work.
+        let hits = self.vectors.search(&v, k, threads_here());
         // Confidence: how far the query's words are inside the encoder's
         // training field (fusion gates the list by it).
         let confidence = match &self.encoder.field {
