@@ -20,7 +20,7 @@ use citewise::pipeline::Recommender;
 
 mod common;
 
-use common::{headline, paired, List, Scorer, Setup};
+use common::{print_settings, List, Scorer, Setup};
 
 /// The citation graph: what each citing paper cites, and who cites each paper.
 struct Graph {
@@ -144,22 +144,6 @@ fn main() -> anyhow::Result<()> {
         "{} contexts; a cited paper among the neighbours (top 10, co-cited): {reached}; cited papers the fused top 100 lacked: {added}",
         contexts.len()
     );
-    let mut sources: Vec<String> = means[0].keys().cloned().collect();
-    sources.sort();
-    for s in &sources {
-        println!("\n{s} (n {})\n| setting | R@10 / MRR / nDCG@10 | ΔR@10 | ΔMRR | ΔnDCG |\n|---|---|---|---|---|", means[0][s].n);
-        for (i, name) in names.iter().enumerate() {
-            let [r, mrr, ndcg] = headline(&means[i][s].mean());
-            let mut d = String::new();
-            if s == "all" && i > 0 {
-                for p in paired(&per[0], &per[i]) {
-                    d.push_str(&format!(" {:+.3} [{:+.3}, {:+.3}] |", p.diff, p.lo, p.hi));
-                }
-            } else {
-                d.push_str(" | | |");
-            }
-            println!("| {name} | {r:.3} / {mrr:.3} / {ndcg:.3} |{d}");
-        }
-    }
+    print_settings(&names, &means, &per);
     Ok(())
 }

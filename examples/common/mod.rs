@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use citewise::corpus::benchmark::CitationContext;
 use citewise::eval::harness::{by_work, load_split, sample};
-use citewise::eval::metrics::{score, Scores};
+use citewise::eval::metrics::{score, Mean, Scores};
 use citewise::library::Library;
 use citewise::pipeline::{same_work, Models, Prepared, Query, Recommender};
 
@@ -84,4 +84,28 @@ pub fn headline(s: &Scores) -> [f64; 3] {
 pub fn paired(base: &[Scores], this: &[Scores]) -> [citewise::eval::metrics::Paired; 3] {
     let column = |s: &[Scores], m: usize| s.iter().map(|x| headline(x)[m]).collect::<Vec<_>>();
     [0, 1, 2].map(|m| citewise::eval::metrics::paired_bootstrap(&column(base, m), &column(this, m), 2000, 0.95))
+}
+
+/// Prints a table per source (and `all`) of each setting's R@10 / MRR /
+/// nDCG@10 (`means[i]` by source, `per[i]` every context's scores in
+/// order), the change of each against the first setting with its paired
+/// bootstrap interval on `all`.
+pub fn print_settings(names: &[String], means: &[HashMap<String, Mean>], per: &[Vec<Scores>]) {
+    let mut sources: Vec<String> = means[0].keys().cloned().collect();
+    sources.sort();
+    for s in &sources {
+        println!("\n{s} (n {})\n| setting | R@10 / MRR / nDCG@10 | ΔR@10 | ΔMRR | ΔnDCG |\n|---|---|---|---|---|", means[0][s].n);
+        for (i, name) in names.iter().enumerate() {
+            let [r, mrr, ndcg] = headline(&means[i][s].mean());
+            let mut d = String::new();
+            if s == "all" && i > 0 {
+                for p in paired(&per[0], &per[i]) {
+                    d.push_str(&format!(" {:+.3} [{:+.3}, {:+.3}] |", p.diff, p.lo, p.hi));
+                }
+            } else {
+                d.push_str(" | | |");
+            }
+            println!("| {name} | {r:.3} / {mrr:.3} / {ndcg:.3} |{d}");
+        }
+    }
 }
