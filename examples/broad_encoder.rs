@@ -11,16 +11,13 @@
 //!
 //! cargo run --release --example broad_encoder -- BENCH POOL SPLIT [SAMPLE] [MODEL] [DEPTH]
 
-use std::collections::HashMap;
-
 use citewise::eval::harness::{AsOf, EvalQueries, EVAL_DEPTH};
-use citewise::eval::metrics::{Mean, Scores};
 use citewise::neural::bi_encoder::{paper_text, BiEncoder};
 use citewise::pipeline::Recommender;
 
 mod common;
 
-use common::{print_settings, List, Scorer, Setup};
+use common::{List, Scorer, Settings, Setup};
 
 const WEIGHTS: [f64; 4] = [0.25, 0.5, 1.0, 2.0];
 
@@ -34,8 +31,7 @@ fn main() -> anyhow::Result<()> {
     let mut queries = EvalQueries::new(&lib, false, EVAL_DEPTH, AsOf::CitingYear);
     let names: Vec<String> =
         std::iter::once("fused prefetch".to_string()).chain(WEIGHTS.iter().map(|w| format!("{model} top {depth}, weight {w}"))).collect();
-    let mut means: Vec<HashMap<String, Mean>> = vec![HashMap::new(); names.len()];
-    let mut per: Vec<Vec<Scores>> = vec![Vec::new(); names.len()];
+    let mut results = Settings::new(names.len());
     let mut scorer = Scorer::default();
     let t = std::time::Instant::now();
     for (n, c) in contexts.iter().enumerate() {
@@ -73,18 +69,12 @@ fn main() -> anyhow::Result<()> {
             list.extend(fused.iter().skip(cosines.len()).cloned());
             lists.push(list);
         }
-        for (i, l) in lists.iter().enumerate() {
-            let s = scorer.score(&lib, c, l)?;
-            for src in [c.source.as_str(), "all"] {
-                means[i].entry(src.to_string()).or_default().add(&s);
-            }
-            per[i].push(s);
-        }
+        results.record(&mut scorer, &lib, c, &lists)?;
         if n % 50 == 0 {
             eprintln!("{n} ({:.0} s)", t.elapsed().as_secs_f64());
         }
     }
     println!("{} contexts; the encoder's cosines over the fused top {depth}: {:.0} s in all", contexts.len(), t.elapsed().as_secs_f64());
-    print_settings(&names, &means, &per);
+    results.print(&names);
     Ok(())
 }

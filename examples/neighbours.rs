@@ -13,14 +13,13 @@
 use std::collections::{HashMap, HashSet};
 
 use citewise::eval::harness::{AsOf, EvalQueries, EVAL_DEPTH};
-use citewise::eval::metrics::{Mean, Scores};
 use citewise::evidence::record::citing_key;
 use citewise::library::Library;
 use citewise::pipeline::Recommender;
 
 mod common;
 
-use common::{print_settings, List, Scorer, Setup};
+use common::{List, Scorer, Settings, Setup};
 
 /// The citation graph: what each citing paper cites, and who cites each paper.
 struct Graph {
@@ -75,8 +74,7 @@ fn main() -> anyhow::Result<()> {
     let names: Vec<String> = std::iter::once("fused prefetch".to_string())
         .chain(settings.iter().map(|(m, w, co)| format!("top {m}, weight {w}{}", if *co { ", cites + co-cited" } else { ", cites only" })))
         .collect();
-    let mut means: Vec<HashMap<String, Mean>> = vec![HashMap::new(); names.len()];
-    let mut per: Vec<Vec<Scores>> = vec![Vec::new(); names.len()];
+    let mut results = Settings::new(names.len());
     let mut scorer = Scorer::default();
     let (mut reached, mut added) = (0usize, 0usize);
     for (n, c) in contexts.iter().enumerate() {
@@ -129,13 +127,7 @@ fn main() -> anyhow::Result<()> {
             v.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then(a.0.cmp(&b.0)));
             lists.push(v.into_iter().map(|(id, (_, o))| (id, o)).collect());
         }
-        for (i, l) in lists.iter().enumerate() {
-            let s = scorer.score(&lib, c, l)?;
-            for src in [c.source.as_str(), "all"] {
-                means[i].entry(src.to_string()).or_default().add(&s);
-            }
-            per[i].push(s);
-        }
+        results.record(&mut scorer, &lib, c, &lists)?;
         if n % 50 == 0 {
             eprintln!("{n}");
         }
@@ -144,6 +136,6 @@ fn main() -> anyhow::Result<()> {
         "{} contexts; a cited paper among the neighbours (top 10, co-cited): {reached}; cited papers the fused top 100 lacked: {added}",
         contexts.len()
     );
-    print_settings(&names, &means, &per);
+    results.print(&names);
     Ok(())
 }

@@ -86,26 +86,51 @@ pub fn paired(base: &[Scores], this: &[Scores]) -> [citewise::eval::metrics::Pai
     [0, 1, 2].map(|m| citewise::eval::metrics::paired_bootstrap(&column(base, m), &column(this, m), 2000, 0.95))
 }
 
-/// Prints a table per source (and `all`) of each setting's R@10 / MRR /
-/// nDCG@10 (`means[i]` by source, `per[i]` every context's scores in
-/// order), the change of each against the first setting with its paired
-/// bootstrap interval on `all`.
-pub fn print_settings(names: &[String], means: &[HashMap<String, Mean>], per: &[Vec<Scores>]) {
-    let mut sources: Vec<String> = means[0].keys().cloned().collect();
-    sources.sort();
-    for s in &sources {
-        println!("\n{s} (n {})\n| setting | R@10 / MRR / nDCG@10 | ΔR@10 | ΔMRR | ΔnDCG |\n|---|---|---|---|---|", means[0][s].n);
-        for (i, name) in names.iter().enumerate() {
-            let [r, mrr, ndcg] = headline(&means[i][s].mean());
-            let mut d = String::new();
-            if s == "all" && i > 0 {
-                for p in paired(&per[0], &per[i]) {
-                    d.push_str(&format!(" {:+.3} [{:+.3}, {:+.3}] |", p.diff, p.lo, p.hi));
-                }
-            } else {
-                d.push_str(" | | |");
+/// Each setting's scores, by source (and `all`) and context by context,
+/// for the examples that compare settings against the first one.
+pub struct Settings {
+    means: Vec<HashMap<String, Mean>>,
+    per: Vec<Vec<Scores>>,
+}
+
+impl Settings {
+    pub fn new(count: usize) -> Settings {
+        Settings { means: vec![HashMap::new(); count], per: vec![Vec::new(); count] }
+    }
+
+    /// Scores each setting's list (`lists[i]` for setting i) against `c`.
+    pub fn record(&mut self, scorer: &mut Scorer, lib: &Library, c: &CitationContext, lists: &[List]) -> anyhow::Result<()> {
+        for (i, l) in lists.iter().enumerate() {
+            let s = scorer.score(lib, c, l)?;
+            for src in [c.source.as_str(), "all"] {
+                self.means[i].entry(src.to_string()).or_default().add(&s);
             }
-            println!("| {name} | {r:.3} / {mrr:.3} / {ndcg:.3} |{d}");
+            self.per[i].push(s);
+        }
+        Ok(())
+    }
+
+    /// Prints a table per source (and `all`) of each setting's R@10 / MRR /
+    /// nDCG@10, the change of each against the first setting with its
+    /// paired bootstrap interval on `all`.
+    pub fn print(&self, names: &[String]) {
+        let (means, per) = (&self.means, &self.per);
+        let mut sources: Vec<String> = means[0].keys().cloned().collect();
+        sources.sort();
+        for s in &sources {
+            println!("\n{s} (n {})\n| setting | R@10 / MRR / nDCG@10 | ΔR@10 | ΔMRR | ΔnDCG |\n|---|---|---|---|---|", means[0][s].n);
+            for (i, name) in names.iter().enumerate() {
+                let [r, mrr, ndcg] = headline(&means[i][s].mean());
+                let mut d = String::new();
+                if s == "all" && i > 0 {
+                    for p in paired(&per[0], &per[i]) {
+                        d.push_str(&format!(" {:+.3} [{:+.3}, {:+.3}] |", p.diff, p.lo, p.hi));
+                    }
+                } else {
+                    d.push_str(" | | |");
+                }
+                println!("| {name} | {r:.3} / {mrr:.3} / {ndcg:.3} |{d}");
+            }
         }
     }
 }
