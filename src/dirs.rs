@@ -18,6 +18,12 @@ pub const CONFIG_DIR_ENV: &str = "CITEWISE_CONFIG_DIR";
 /// Environment variable naming the data directory.
 pub const DATA_DIR_ENV: &str = "CITEWISE_DATA_DIR";
 
+/// The path an environment variable names, when it is set and not empty
+/// (an empty variable counts as unset, as with the directory variables).
+pub fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
 /// The two directories.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {

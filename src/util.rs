@@ -25,6 +25,11 @@ pub fn write_target(path: &Path) -> Result<PathBuf> {
     Err(Error::io(path, std::io::Error::other("too many levels of symbolic links")))
 }
 
+/// `n` and its noun, plural unless `n` is one: "1 thread", "3 threads".
+pub fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// The directory a file is in (`.` for a bare file name).
 fn dir_of(file: &Path) -> &Path {
     file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
@@ -226,6 +231,13 @@ mod tests {
         assert_eq!(printable("plain title"), "plain title");
         assert_eq!(printable("A\u{1b}[2J\u{1b}]0;owned\u{7}title\u{9b}31m"), "A[2J]0;ownedtitle31m");
         assert_eq!(printable("abc\u{202E}fed\u{200B}\u{FEFF}\tx\ny"), "abcfed x y");
+    }
+
+    #[test]
+    fn counted_nouns_are_plural_unless_one() {
+        assert_eq!(counted(1, "thread"), "1 thread");
+        assert_eq!(counted(0, "paper"), "0 papers");
+        assert_eq!(counted(16, "thread"), "16 threads");
     }
 
     #[test]

@@ -251,7 +251,7 @@ fn the_threads_for_model_work_follow_citewise_threads() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(r#""backend":"cpu scan, 3 threads""#), "{}", stdout(&o));
     let o = scan(&["--threads", "1"]);
-    assert!(stdout(&o).contains(r#""backend":"cpu scan, 1 threads""#), "{}", stdout(&o));
+    assert!(stdout(&o).contains(r#""backend":"cpu scan, 1 thread""#), "{}", stdout(&o));
 }
 
 /// `bench rerank --threads 1,2` times the cross-encoder and the citation
@@ -664,6 +664,12 @@ fn configuration_and_data_directories_follow_the_environment() {
     assert!(data.join("library").is_dir(), "the library is made in the data directory");
     let o = run(&env, &["info"]);
     assert!(stdout(&o).contains(&format!("library: {}", data.join("library").display())), "{}", stdout(&o));
+    // An empty CITEWISE_MODELS or CITEWISE_LIBRARY counts as unset, as the directory variables do.
+    let empty = [("CITEWISE_DATA_DIR", data.as_path()), ("CITEWISE_MODELS", Path::new("")), ("CITEWISE_LIBRARY", Path::new(""))];
+    let out = stdout(&run(&empty, &["doctor"]));
+    assert!(out.contains(&format!("models    {}", data.join("models").display())), "{out}");
+    let o = run(&empty, &["info"]);
+    assert!(stdout(&o).contains(&format!("library: {}", data.join("library").display())), "{}\n{}", stdout(&o), stderr(&o));
     // A config file the configuration directory holds is read (a bad one is an error naming it).
     std::fs::write(conf.join("config.toml"), "results = \"many\"\n").unwrap();
     let o = run(&env, &["lsp"]);

@@ -502,7 +502,7 @@ fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: 
 fn library_dir(given: Option<&std::path::Path>) -> Result<PathBuf> {
     match given {
         Some(d) => Ok(d.to_path_buf()),
-        None => Ok(std::env::var_os(crate::library::LIBRARY_ENV).map(PathBuf::from).map_or_else(Library::default_dir, Ok)?),
+        None => Ok(crate::dirs::env_path(crate::library::LIBRARY_ENV).map_or_else(Library::default_dir, Ok)?),
     }
 }
 
@@ -646,7 +646,7 @@ fn bench_vectors(sizes: &[usize], dim: usize, queries: usize, threads: usize) ->
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             assert_eq!(hits.len(), 100.min(n));
         }
-        report_vectors(n, dim, &format!("cpu scan, {threads} threads"), &times);
+        report_vectors(n, dim, &format!("cpu scan, {}", crate::util::counted(threads, "thread")), &times);
         if backend.name != "flex" {
             let device = &backend.device;
             let m = Tensor::<2>::from_data(TensorData::new(matrix.clone(), [n, dim]), device);

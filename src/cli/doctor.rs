@@ -8,6 +8,7 @@ use crate::neural::bert::{Bert, BertConfig};
 use crate::neural::models::{models_dir, FETCH_HINT};
 use crate::pipeline::rerank::RerankStage;
 use crate::pipeline::Models;
+use crate::util::counted;
 
 /// The models citewise knows, and what each is for.
 pub const MODELS: &[(&str, &str)] = &[
@@ -54,11 +55,10 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
         anstream::println!("{}   {}", super::style::paint(super::style::ERROR, "problem"), p.what);
         println!("  repair: {}", p.repair);
     }
-    let n = report.problems.len();
     anyhow::bail!(
-        "the library at {} has {n} problem{}; the repair of each is printed above",
+        "the library at {} has {}; the repair of each is printed above",
         library.display(),
-        if n == 1 { "" } else { "s" }
+        counted(report.problems.len(), "problem")
     )
 }
 
@@ -125,7 +125,7 @@ fn print_zotero(library: &Path) {
     };
     let era = state.era.map_or("schema unknown", |e| e.name());
     let pdfs = state.pdfs.len();
-    println!("zotero    {} ({era}; {} items, {pdfs} PDF{})", state.dir.display(), state.items.len(), if pdfs == 1 { "" } else { "s" });
+    println!("zotero    {} ({era}; {}, {})", state.dir.display(), counted(state.items.len(), "item"), counted(pdfs, "PDF"));
     let sources: Vec<String> = state.key_sources().iter().map(|(k, n)| format!("{n} {k}")).collect();
     if !sources.is_empty() {
         println!("          keys: {}", sources.join(", "));
@@ -161,7 +161,7 @@ fn ago(secs: u64) -> String {
         3600..86_400 => (secs / 3600, "hour"),
         _ => (secs / 86_400, "day"),
     };
-    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
+    format!("{} ago", counted(n as usize, unit))
 }
 
 /// The adapters, the backend, and each model (loaded once), with the

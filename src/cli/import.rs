@@ -11,7 +11,7 @@ use crate::library::import::{import, ImportOptions, ImportSummary};
 use crate::library::zotero::{ZoteroOptions, ZoteroSummary};
 use crate::library::Library;
 use crate::pipeline::Models;
-use crate::util::printable;
+use crate::util::{counted, printable};
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -277,11 +277,12 @@ pub fn embed_student(lib: &Library, models: &Models) -> Result<()> {
     bar.finish_and_clear();
     if s.embedded > 0 {
         println!(
-            "stand-in citation vectors: {} papers encoded by the student, {} already current ({:.1} s, {:.0} papers/s, {threads} threads)",
-            s.embedded,
+            "stand-in citation vectors: {} encoded by the student, {} already current ({:.1} s, {:.0} papers/s, {})",
+            counted(s.embedded, "paper"),
             s.kept,
             t.elapsed().as_secs_f64(),
             s.embedded as f64 / t.elapsed().as_secs_f64(),
+            counted(threads, "thread"),
         );
     }
     Ok(())
@@ -328,11 +329,12 @@ pub fn embed_citation(lib: &Library, models: &Models, when: CitationVectors) -> 
     bar.finish_and_clear();
     if s.embedded > 0 {
         println!(
-            "citation vectors: {} papers encoded, {} already current ({:.1} s, {:.1} papers/s, {threads} threads)",
-            s.embedded,
+            "citation vectors: {} encoded, {} already current ({:.1} s, {:.1} papers/s, {})",
+            counted(s.embedded, "paper"),
             s.kept,
             t.elapsed().as_secs_f64(),
             s.embedded as f64 / t.elapsed().as_secs_f64(),
+            counted(threads, "thread"),
         );
     }
     Ok(())

@@ -38,9 +38,9 @@ use crate::library::{Library, LIBRARY_ENV};
     after_help = "With no command, opens FILE (a .tex or .md draft) in the editor."
 )]
 pub struct Cli {
-    /// Library directory [default: library/ in the data directory, ~/.local/share/citewise/library
-    /// unless $CITEWISE_DATA_DIR or $XDG_DATA_HOME names another]
-    #[arg(long, global = true, env = LIBRARY_ENV, value_name = "DIR")]
+    /// Library directory [default: $CITEWISE_LIBRARY, else library/ in the data directory,
+    /// ~/.local/share/citewise/library unless $CITEWISE_DATA_DIR or $XDG_DATA_HOME names another]
+    #[arg(long, global = true, value_name = "DIR")]
     pub library: Option<PathBuf>,
 
     /// The draft to open in the editor (created on save if it does not exist)
@@ -282,9 +282,11 @@ fn man(a: &ManArgs) -> Result<()> {
     Ok(())
 }
 
+/// `--library`, else `$CITEWISE_LIBRARY` (read here rather than by clap,
+/// which refuses an empty variable), else the data directory's.
 fn library_dir(cli: &Cli) -> Result<PathBuf> {
-    match &cli.library {
-        Some(d) => Ok(d.clone()),
+    match cli.library.clone().or_else(|| crate::dirs::env_path(LIBRARY_ENV)) {
+        Some(d) => Ok(d),
         None => Ok(Library::default_dir()?),
     }
 }

@@ -153,7 +153,7 @@ impl Decoded {
         let first = *self.non_utf8_lines.first()?;
         let more = match self.non_utf8_lines.len() {
             1 => String::new(),
-            n => format!(" (and {} more line{})", n - 1, if n > 2 { "s" } else { "" }),
+            n => format!(" (and {} more)", crate::util::counted(n - 1, "line")),
         };
         Some(format!("{}:{first}: not valid UTF-8; this line was read as Windows-1252{more}", path.display()))
     }

