@@ -86,6 +86,22 @@ fn citewise_commands(lines: &[&str]) -> Vec<Vec<String>> {
     out
 }
 
+/// Why a command line the documentation shows would not do what it says:
+/// clap's error, or a misspelt command, which parses as the draft to open
+/// (a bare word without an extension).
+fn misread(args: &[String]) -> Option<String> {
+    match Cli::try_parse_from(args) {
+        Err(e) => {
+            use clap::error::ErrorKind;
+            (!matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)).then(|| e.render().to_string())
+        }
+        Ok(cli) => cli
+            .file
+            .filter(|f| cli.command.is_none() && f.extension().is_none() && f.components().count() == 1)
+            .map(|f| format!("opens a draft named {}: a misspelt command?", f.display())),
+    }
+}
+
 #[test]
 fn every_command_the_documentation_shows_parses() {
     let mut seen = 0;
@@ -99,11 +115,8 @@ fn every_command_the_documentation_shows_parses() {
                 if let Some(sub) = Cli::command().get_subcommands().find(|s| args.iter().any(|a| a == s.get_name())) {
                     subcommands_shown.insert(sub.get_name().to_string());
                 }
-                if let Err(e) = Cli::try_parse_from(&args) {
-                    use clap::error::ErrorKind;
-                    if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                        wrong.push(format!("{}:{line}: `{}`: {}", doc.display(), args.join(" "), e.render()));
-                    }
+                if let Some(problem) = misread(&args) {
+                    wrong.push(format!("{}:{line}: `{}`: {problem}", doc.display(), args.join(" ")));
                 }
             }
         }
@@ -132,7 +145,11 @@ fn the_block_reader_finds_commands_and_skips_other_languages() {
         vec!["citewise", "recommend", "query text", "-k", "3"],
     ];
     assert_eq!(commands, expected);
-    assert!(Cli::try_parse_from(["citewise", "import", "--no-such-flag"]).is_err(), "a wrong flag must fail");
+    let args = |a: &[&str]| a.iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert!(misread(&args(&["citewise", "import", "--no-such-flag"])).is_some(), "a wrong flag must fail");
+    assert!(misread(&args(&["citewise", "improt"])).is_some(), "a misspelt command must fail");
+    assert_eq!(misread(&args(&["citewise", "draft.tex"])), None);
+    assert_eq!(misread(&args(&["citewise", "import", "a.bib"])), None);
 }
 
 #[test]
