@@ -26,8 +26,9 @@ pub fn write_target(path: &Path) -> Result<PathBuf> {
 }
 
 /// `n` and its noun, plural unless `n` is one: "1 thread", "3 threads".
-pub fn counted(n: usize, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+pub fn counted<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+    let s = if n == N::from(1) { "" } else { "s" };
+    format!("{n} {noun}{s}")
 }
 
 /// The directory a file is in (`.` for a bare file name).
@@ -238,6 +239,7 @@ mod tests {
         assert_eq!(counted(1, "thread"), "1 thread");
         assert_eq!(counted(0, "paper"), "0 papers");
         assert_eq!(counted(16, "thread"), "16 threads");
+        assert_eq!(counted(1_u64, "evidence span"), "1 evidence span");
     }
 
     #[test]

@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use citewise::evidence::inputs;
 use citewise::library::evidence_import::{import_inputs, EvidenceImportSummary, EvidenceOptions};
@@ -368,7 +367,7 @@ fn cli_imports_documents_and_lists_what_cites_a_paper() {
     let file = dir.path().join("completion.pdf");
     std::fs::write(&file, numeric_pdf()).unwrap();
     let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_citewise")).arg("--library").arg(&lib_dir).args(args).output().unwrap();
+        let o = common::citewise_command().arg("--library").arg(&lib_dir).args(args).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };
@@ -383,13 +382,8 @@ fn cli_imports_documents_and_lists_what_cites_a_paper() {
     assert_eq!(s["citing"]["file"], file.to_str().unwrap());
     assert_eq!(s["page"], 1);
     let text = run(&["evidence", "--cites", SHOKOUHI]);
-    assert!(text.contains("cited in 1 sentences of 1 documents") && text.contains("p. 1: Shokouhi [1] personalised"), "{text}");
-    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
-        .arg("--library")
-        .arg(&lib_dir)
-        .args(["evidence", "--cites", "doi:nothing"])
-        .output()
-        .unwrap();
+    assert!(text.contains("cited in 1 sentence of 1 document") && text.contains("p. 1: Shokouhi [1] personalised"), "{text}");
+    let o = common::citewise_command().arg("--library").arg(&lib_dir).args(["evidence", "--cites", "doi:nothing"]).output().unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no paper `doi:nothing` in the library"));
 }

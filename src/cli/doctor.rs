@@ -91,7 +91,7 @@ fn print_library(library: &Path, report: &check::Report) -> Result<()> {
         Ok(lib) => {
             let ev = lib.evidence().stats()?;
             let papers = lib.papers().num_papers();
-            println!("library   {} ({papers} papers, {} evidence spans)", library.display(), ev.spans);
+            println!("library   {} ({}, {})", library.display(), counted(papers, "paper"), counted(ev.spans, "evidence span"));
             let store = |name: &str| report.stores.iter().find(|(n, _)| *n == name).map(|(_, s)| *s);
             let stand_ins = match store(check::STUDENT_STORE) {
                 Some(Some(s)) if s.live > 0 => format!(", {} with the student's stand-ins (`citewise embed` replaces them)", s.live),
@@ -161,7 +161,7 @@ fn ago(secs: u64) -> String {
         3600..86_400 => (secs / 3600, "hour"),
         _ => (secs / 86_400, "day"),
     };
-    format!("{} ago", counted(n as usize, unit))
+    format!("{} ago", counted(n, unit))
 }
 
 /// The adapters, the backend, and each model (loaded once), with the

@@ -47,7 +47,7 @@ pub fn run(dir: &Path, a: &EvidenceArgs) -> Result<()> {
         println!("{} ({}) — {}", printable(&p.title), p.year.map_or("n.d.".into(), |y| y.to_string()), p.id);
     }
     let documents = sentences.iter().map(|c| &c.citing.id).collect::<std::collections::HashSet<_>>().len();
-    println!("cited in {} sentences of {} documents", sentences.len(), documents);
+    println!("cited in {} of {}", crate::util::counted(sentences.len(), "sentence"), crate::util::counted(documents, "document"));
     let mut last = None;
     for c in &sentences {
         if last != Some(&c.citing.id) {

@@ -103,7 +103,12 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
         embed_student(&lib, models)?;
         embed_citation(&lib, models, CitationVectors::KeepCurrent)?;
     }
-    println!("library {} now holds {} papers ({:.1} s)", lib.dir().display(), lib.papers().num_papers(), t.elapsed().as_secs_f64());
+    println!(
+        "library {} now holds {} ({:.1} s)",
+        lib.dir().display(),
+        counted(lib.papers().num_papers(), "paper"),
+        t.elapsed().as_secs_f64()
+    );
     if !a.no_embed {
         if let Some(line) = readiness(&lib, models)? {
             println!("{line}");
@@ -142,7 +147,12 @@ fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> 
             encode_spans(lib, models)?;
         }
     }
-    println!("library {} now holds {} papers ({:.1} s)", lib.dir().display(), lib.papers().num_papers(), t.elapsed().as_secs_f64());
+    println!(
+        "library {} now holds {} ({:.1} s)",
+        lib.dir().display(),
+        counted(lib.papers().num_papers(), "paper"),
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
