@@ -248,8 +248,7 @@ fn adapt_refuses_a_library_without_citing_sentences_and_doctor_names_the_active_
     }
     let dir = tempfile::tempdir().unwrap();
     let lib = common::fixture_library(dir.path(), env!("CARGO_BIN_EXE_citewise"));
-    let run =
-        |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_citewise")).arg("--library").arg(&lib).args(args).output().unwrap();
+    let run = |args: &[&str]| common::citewise_command().arg("--library").arg(&lib).args(args).output().unwrap();
 
     let o = run(&["adapt", "--max-minutes", "1"]);
     let err = String::from_utf8_lossy(&o.stderr);

@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use citewise::check::{Bibliography, Checker, Finding, Kind, Report, Severity, SupportCache};
@@ -248,7 +247,7 @@ fn a_clean_draft_has_no_findings_and_a_second_check_scores_nothing_again() {
 }
 
 fn citewise(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_citewise"))
+    common::citewise_command()
         .args(args)
         .env("CITEWISE_LIBRARY", dir.join("lib"))
         // The word channels only: tests do not load installed models.

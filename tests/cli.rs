@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use common::fixture;
 
 fn citewise(lib: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_citewise")).args(args).env("CITEWISE_LIBRARY", lib).output().expect("binary runs")
+    common::citewise_command().args(args).env("CITEWISE_LIBRARY", lib).output().expect("binary runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -34,12 +34,12 @@ fn help_lists_the_subcommands() {
 fn global_options_may_come_before_the_subcommand() {
     let dir = tempfile::tempdir().unwrap();
     let lib = dir.path().join("lib");
-    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
+    let o = common::citewise_command()
         .args(["--library", lib.to_str().unwrap(), "import", fixture("papers.jsonl").to_str().unwrap()])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = Command::new(env!("CARGO_BIN_EXE_citewise")).args(["--library", lib.to_str().unwrap(), "info"]).output().unwrap();
+    let o = common::citewise_command().args(["--library", lib.to_str().unwrap(), "info"]).output().unwrap();
     assert!(stdout(&o).contains("papers:  3"), "{}", stdout(&o));
 }
 
@@ -105,7 +105,7 @@ fn recommend_reads_stdin_or_a_file_and_prints_titles_without_escapes() {
     let o = citewise(&lib, &["recommend", "query completion [CIT]", "--title", "Screens"]);
     assert!(stderr(&o).contains("context: local (2 words) + title\n"), "{}", stderr(&o));
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
+    let mut child = common::citewise_command()
         .args(["recommend", "-", "-k", "1"])
         .env("CITEWISE_LIBRARY", &lib)
         .stdin(std::process::Stdio::piped())
@@ -225,12 +225,7 @@ fn doctor_names_the_backend_and_the_default_rerank_depth() {
 #[test]
 fn the_threads_for_model_work_follow_citewise_threads() {
     let run = |threads: &str, args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_citewise"))
-            .args(args)
-            .env("CITEWISE_LIBRARY", "/nonexistent")
-            .env("CITEWISE_THREADS", threads)
-            .output()
-            .unwrap()
+        common::citewise_command().args(args).env("CITEWISE_LIBRARY", "/nonexistent").env("CITEWISE_THREADS", threads).output().unwrap()
     };
     let o = run("3", &["doctor"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -243,7 +238,7 @@ fn the_threads_for_model_work_follow_citewise_threads() {
     // The vector scan takes the threads for model work unless told otherwise
     // (synthetic vectors: no library).
     let scan = |extra: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_citewise"));
+        let mut c = common::citewise_command();
         c.args(["bench", "vectors", "--rows", "5000", "--dim", "16", "--queries", "2"]).args(extra);
         c.env_remove("CITEWISE_LIBRARY").env("CITEWISE_THREADS", "3").output().unwrap()
     };
@@ -452,7 +447,7 @@ fn import_zotero_then_doctor_and_bench() {
     assert!(stdout(&o).contains("2 added"), "{}", stdout(&o));
     // Without DIR: the data directory Zotero uses, ~/Zotero here.
     let other = dir.path().join("other-lib");
-    let o = Command::new(env!("CARGO_BIN_EXE_citewise"))
+    let o = common::citewise_command()
         .args(["--library", other.to_str().unwrap(), "import", "--zotero", "--no-embed"])
         .env("HOME", dir.path())
         .output()
@@ -577,7 +572,7 @@ fn colour_follows_the_flag_no_color_and_clicolor_force() {
     let o = citewise(&lib, &["import", fixture("library.bib").to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let run = |args: &[&str], env: &[(&str, &str)]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_citewise"));
+        let mut c = common::citewise_command();
         c.args(args).env("CITEWISE_LIBRARY", &lib).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE").env_remove("CLICOLOR");
         for (k, v) in env {
             c.env(k, v);
@@ -630,7 +625,7 @@ fn configuration_and_data_directories_follow_the_environment() {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let run = |env: &[(&str, &Path)], args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_citewise"));
+        let mut c = common::citewise_command();
         c.args(args).env("HOME", &home);
         for k in ["CITEWISE_LIBRARY", "CITEWISE_MODELS", "CITEWISE_CONFIG_DIR", "CITEWISE_DATA_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"] {
             c.env_remove(k);

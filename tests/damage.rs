@@ -18,7 +18,7 @@ use citewise::library::Library;
 use common::fixture;
 
 fn citewise(lib: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_citewise")).args(args).env("CITEWISE_LIBRARY", lib).output().expect("binary runs")
+    common::citewise_command().args(args).env("CITEWISE_LIBRARY", lib).output().expect("binary runs")
 }
 
 fn text(o: &Output) -> String {

@@ -99,7 +99,7 @@ fn a_student_distilled_on_real_papers_comes_to_agree_with_the_citation_encoder()
 
 /// Runs the `citewise` binary on the library in `lib`.
 fn citewise(lib: &Path) -> std::process::Command {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_citewise"));
+    let mut c = common::citewise_command();
     c.arg("--library").arg(lib);
     c
 }

@@ -5,7 +5,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,7 @@ impl Client {
     }
 
     fn start_with(library: &Path, config: &Path, args: &[&str]) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
+        let mut child = common::citewise_command()
             .args(["--library", library.to_str().unwrap(), "lsp", "--config", config.to_str().unwrap()])
             .args(args)
             .stdin(Stdio::piped())

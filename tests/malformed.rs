@@ -7,9 +7,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_citewise");
+use std::process::Output;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/malformed")
@@ -27,7 +25,7 @@ fn expected() -> BTreeMap<String, Vec<String>> {
 }
 
 fn citewise(lib: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    common::citewise_command()
         .current_dir(corpus())
         .env("CITEWISE_MODELS", "/nonexistent") // the messages do not depend on models
         .arg("--library")
@@ -82,7 +80,7 @@ fn imports_report_each_bad_entry_and_keep_the_good_ones() {
     // The good entries beside the broken ones (one `good-*` per file that has one) are in.
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("library ") && stdout.contains(" now holds "), "{stdout}");
-    let info = Command::new(BIN).arg("--library").arg(&lib).args(["info"]).output().unwrap();
+    let info = common::citewise_command().arg("--library").arg(&lib).args(["info"]).output().unwrap();
     let papers: usize =
         String::from_utf8_lossy(&info.stdout).lines().find_map(|l| l.strip_prefix("papers:").map(|n| n.trim().parse().unwrap())).unwrap();
     let goods = std::fs::read_dir(corpus().join("papers"))
@@ -118,7 +116,7 @@ fn bad_queries_are_refused_with_a_reason_and_no_backtrace() {
     let fixture = common::fixture("papers.jsonl");
     assert!(citewise(&lib, &["import", fixture.to_str().unwrap(), "--no-embed"]).status.success());
     for (file, lines) in expected.iter().filter(|(f, _)| f.starts_with("queries/")) {
-        let o = Command::new(BIN)
+        let o = common::citewise_command()
             .current_dir(corpus())
             .env("RUST_BACKTRACE", "1")
             .arg("--library")
@@ -193,7 +191,7 @@ fn a_flate_bomb_and_a_deeply_nested_pdf_are_one_line_each_within_a_memory_budget
     let lib = dir.path().join("lib");
     let fixture = common::fixture("papers.jsonl");
     assert!(citewise(&lib, &["import", fixture.to_str().unwrap(), "--no-embed"]).status.success());
-    let o = Command::new(BIN)
+    let o = common::citewise_command()
         .current_dir(dir.path())
         .env("CITEWISE_MODELS", "/nonexistent")
         .arg("--library")
@@ -226,7 +224,7 @@ fn files_over_the_budget_are_one_line_each_and_not_read() {
     let lib = dir.path().join("lib");
     let fixture = common::fixture("papers.jsonl");
     assert!(citewise(&lib, &["import", fixture.to_str().unwrap(), "--no-embed"]).status.success());
-    let o = Command::new(BIN)
+    let o = common::citewise_command()
         .current_dir(dir.path())
         .env("CITEWISE_MODELS", "/nonexistent")
         .arg("--library")

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,7 +29,7 @@ fn acm_library_imports_and_resumes_after_a_kill() {
     // Start an import in a separate process and kill it part-way: once its
     // first commit is on disk (the journal is written only after a commit,
     // every 50,000 records; the library holds 113,221), and not before.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_citewise"))
+    let mut child = common::citewise_command()
         .args(["import", acm.to_str().unwrap()])
         .env("CITEWISE_LIBRARY", &lib_dir)
         .stdout(std::process::Stdio::null())

@@ -50,6 +50,20 @@ pub fn models_or_fail(what: &str) -> bool {
     ok
 }
 
+/// The `citewise` binary as a command that reads none of the developer's
+/// settings (a `config.toml` in their configuration directory, a library
+/// variable, a thread count, forced colours), so that a test reads the same
+/// on any machine; the data directory and `CITEWISE_MODELS` stay the
+/// environment's. A test that sets one of these sets it after this.
+pub fn citewise_command() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_citewise"));
+    c.env("CITEWISE_CONFIG_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/no-config"));
+    for k in ["CITEWISE_LIBRARY", "XDG_CONFIG_HOME", "CITEWISE_THREADS", "CLICOLOR_FORCE", "CLICOLOR", "NO_COLOR"] {
+        c.env_remove(k);
+    }
+    c
+}
+
 /// A library in `dir/lib` holding `tests/fixtures/library.bib`, imported by
 /// the `citewise` binary at `bin`.
 pub fn fixture_library(dir: &Path, bin: &str) -> PathBuf {
