@@ -599,6 +599,17 @@ fn colour_follows_the_flag_no_color_and_clicolor_force() {
     assert_eq!(stripped, plain);
     // NO_COLOR=1 recommend, as a user types it: no escape codes at all.
     assert!(!escapes(&run(&query, &[("NO_COLOR", "1")])));
+    // clap's own help and errors follow --color too.
+    let help = |args: &[&str], env: &[(&str, &str)]| {
+        let mut c = common::citewise_command();
+        c.args(args).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE").env_remove("CLICOLOR").envs(env.iter().copied());
+        c.output().unwrap()
+    };
+    assert!(escapes(&stdout(&help(&["--color", "always", "--help"], &[]))), "--color always --help");
+    assert!(!escapes(&stdout(&help(&["--color", "never", "import", "--help"], &[("CLICOLOR_FORCE", "1")]))), "--color never --help");
+    let refused = help(&["--color=always", "import", "--no-such-flag"], &[]);
+    assert!(!refused.status.success() && escapes(&stderr(&refused)), "{}", stderr(&refused));
+    assert!(!escapes(&stderr(&help(&["--color=never", "import", "--no-such-flag"], &[("CLICOLOR_FORCE", "1")]))));
 }
 
 #[test]

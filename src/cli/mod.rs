@@ -132,7 +132,11 @@ pub struct EmbedArgs {
 
 /// Parses the command line and runs it.
 pub fn main() -> Result<std::process::ExitCode> {
-    let cli = Cli::parse();
+    // The colour choice is made before parsing, so that clap's help and
+    // errors follow `--color` as the commands' output does.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    style::ColorWhen::from_args(&args).unwrap_or_default().apply();
+    let cli = Cli::parse_from(args);
     cli.color.apply();
     match &cli.command {
         Some(Command::Completions(a)) => return completions(a).map(|()| std::process::ExitCode::SUCCESS),

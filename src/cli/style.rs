@@ -30,6 +30,27 @@ impl ColorWhen {
         };
         choice.write_global();
     }
+
+    /// The `--color` a command line gives (the last one; `--color WHEN` or
+    /// `--color=WHEN`, before any `--`), read before clap parses it so that
+    /// clap's own help and errors follow it too. A value clap would refuse
+    /// counts as none: clap then says so.
+    pub fn from_args<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Option<ColorWhen> {
+        use clap::ValueEnum;
+        let mut found = None;
+        let mut words = args.iter().map(|a| a.as_ref().to_string_lossy());
+        while let Some(word) = words.next() {
+            let value = match word.as_ref() {
+                "--" => break,
+                "--color" => words.next().map(|v| v.into_owned()),
+                w => w.strip_prefix("--color=").map(str::to_owned),
+            };
+            if let Some(v) = value {
+                found = ColorWhen::from_str(&v, false).ok().or(found);
+            }
+        }
+        found
+    }
 }
 
 /// A paper's title.
@@ -47,4 +68,20 @@ pub const GOOD: Style = AnsiColor::Green.on_default();
 /// is off).
 pub fn paint(style: Style, text: impl std::fmt::Display) -> String {
     format!("{style}{text}{style:#}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ColorWhen;
+
+    #[test]
+    fn the_color_a_command_line_gives_is_read_before_parsing() {
+        let read = |args: &[&str]| ColorWhen::from_args(args);
+        assert_eq!(read(&["citewise", "--help"]), None);
+        assert_eq!(read(&["citewise", "--color", "always", "--help"]), Some(ColorWhen::Always));
+        assert_eq!(read(&["citewise", "import", "--color=never", "a.bib"]), Some(ColorWhen::Never));
+        assert_eq!(read(&["citewise", "--color=never", "--color", "always"]), Some(ColorWhen::Always), "the last one");
+        assert_eq!(read(&["citewise", "--color", "sometimes"]), None, "clap refuses it");
+        assert_eq!(read(&["citewise", "recommend", "--", "--color=always"]), None, "after --, a word");
+    }
 }
