@@ -247,7 +247,7 @@ fn adapt_refuses_a_library_without_citing_sentences_and_doctor_names_the_active_
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let lib = common::fixture_library(dir.path(), env!("CARGO_BIN_EXE_citewise"));
+    let lib = common::fixture_library(dir.path());
     let run = |args: &[&str]| common::citewise_command().arg("--library").arg(&lib).args(args).output().unwrap();
 
     let o = run(&["adapt", "--max-minutes", "1"]);

@@ -240,7 +240,7 @@ fn the_threads_for_model_work_follow_citewise_threads() {
     let scan = |extra: &[&str]| {
         let mut c = common::citewise_command();
         c.args(["bench", "vectors", "--rows", "5000", "--dim", "16", "--queries", "2"]).args(extra);
-        c.env_remove("CITEWISE_LIBRARY").env("CITEWISE_THREADS", "3").output().unwrap()
+        c.env("CITEWISE_THREADS", "3").output().unwrap()
     };
     let o = scan(&[]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -573,7 +573,7 @@ fn colour_follows_the_flag_no_color_and_clicolor_force() {
     assert!(o.status.success(), "{}", stderr(&o));
     let run = |args: &[&str], env: &[(&str, &str)]| {
         let mut c = common::citewise_command();
-        c.args(args).env("CITEWISE_LIBRARY", &lib).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE").env_remove("CLICOLOR");
+        c.args(args).env("CITEWISE_LIBRARY", &lib);
         for (k, v) in env {
             c.env(k, v);
         }
@@ -600,11 +600,7 @@ fn colour_follows_the_flag_no_color_and_clicolor_force() {
     // NO_COLOR=1 recommend, as a user types it: no escape codes at all.
     assert!(!escapes(&run(&query, &[("NO_COLOR", "1")])));
     // clap's own help and errors follow --color too.
-    let help = |args: &[&str], env: &[(&str, &str)]| {
-        let mut c = common::citewise_command();
-        c.args(args).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE").env_remove("CLICOLOR").envs(env.iter().copied());
-        c.output().unwrap()
-    };
+    let help = |args: &[&str], env: &[(&str, &str)]| common::citewise_command().args(args).envs(env.iter().copied()).output().unwrap();
     assert!(escapes(&stdout(&help(&["--color", "always", "--help"], &[]))), "--color always --help");
     assert!(!escapes(&stdout(&help(&["--color", "never", "import", "--help"], &[("CLICOLOR_FORCE", "1")]))), "--color never --help");
     let refused = help(&["--color=always", "import", "--no-such-flag"], &[]);

@@ -150,7 +150,7 @@ impl Client {
 /// The fixture library, a config and a draft directory.
 fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let lib = common::fixture_library(dir.path(), env!("CARGO_BIN_EXE_citewise"));
+    let lib = common::fixture_library(dir.path());
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "key_style = \"authorYear\"\nresults = 5\n").unwrap();
     (dir, lib, config)

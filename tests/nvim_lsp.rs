@@ -30,7 +30,7 @@ fn neovim_completes_a_citation_and_the_entry_reaches_the_bibliography() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let lib = common::fixture_library(dir.path(), env!("CARGO_BIN_EXE_citewise"));
+    let lib = common::fixture_library(dir.path());
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "key_style = \"authorYear\"\n").unwrap();
     let draft = dir.path().join("paper.tex");
@@ -103,7 +103,7 @@ fn neovim_shows_check_diagnostics_and_applies_their_fixes() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let lib = common::fixture_library(dir.path(), env!("CARGO_BIN_EXE_citewise"));
+    let lib = common::fixture_library(dir.path());
     let draft = dir.path().join("paper.tex");
     std::fs::write(
         &draft,

@@ -65,13 +65,11 @@ pub fn citewise_command() -> std::process::Command {
 }
 
 /// A library in `dir/lib` holding `tests/fixtures/library.bib`, imported by
-/// the `citewise` binary at `bin`.
-pub fn fixture_library(dir: &Path, bin: &str) -> PathBuf {
+/// the `citewise` binary.
+pub fn fixture_library(dir: &Path) -> PathBuf {
     let lib = dir.join("lib");
-    let o = std::process::Command::new(bin)
-        .args(["--library", lib.to_str().unwrap(), "import", fixture("library.bib").to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o =
+        citewise_command().args(["--library", lib.to_str().unwrap(), "import", fixture("library.bib").to_str().unwrap()]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     lib
 }
