@@ -105,19 +105,53 @@ pub fn cursor_context(lines: &[String], cursor: (usize, usize), mode: ContextMod
     sentence.to_string()
 }
 
+/// How far before and after its citation a citing sentence is looked for
+/// (bytes): a longer paragraph is read in part, so that each citation
+/// reads a bounded part of the draft however long its paragraph.
+pub const SENTENCE_REACH: usize = 2048;
+
 /// The sentence a citation stands in, with `[CIT]` where its markup was
 /// (`group`, a byte range of `text`, removed): what a check scores the
 /// cited papers against.
 pub fn citing_sentence(text: &str, group: std::ops::Range<usize>) -> String {
     // Only the paragraph around it is read (a sentence never crosses a blank line).
-    let from = text[..group.start].rfind("\n\n").map_or(0, |i| i + 1);
-    let to = text[group.end..].find("\n\n").map_or(text.len(), |i| group.end + i);
+    let (from, to) = paragraph_around(text, &group);
     let stripped = format!("{}{}", &text[from..group.start], &text[group.end..to]);
     let before = &stripped[..group.start - from];
     let row = before.matches('\n').count();
     let col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count();
     let lines: Vec<String> = stripped.lines().map(str::to_string).collect();
     cursor_context(&lines, (row, col), ContextMode::Sentence)
+}
+
+/// The part of `group`'s paragraph its sentence is looked for in: from
+/// the blank line before it and to the one after it, or, past
+/// [`SENTENCE_REACH`], from the first line (else word) that starts within
+/// reach and to the last that ends within it.
+fn paragraph_around(text: &str, group: &std::ops::Range<usize>) -> (usize, usize) {
+    let lo = floor_char_boundary(text, group.start.saturating_sub(SENTENCE_REACH));
+    let hi = floor_char_boundary(text, group.end.saturating_add(SENTENCE_REACH).min(text.len()));
+    let before = &text[lo..group.start];
+    let from = match before.rfind("\n\n") {
+        Some(i) => lo + i + 1,
+        None if lo == 0 => 0,
+        None => lo + before.find('\n').or_else(|| before.find(|c: char| c.is_ascii_whitespace())).map_or(0, |i| i + 1),
+    };
+    let after = &text[group.end..hi];
+    let to = match after.find("\n\n") {
+        Some(i) => group.end + i,
+        None if hi == text.len() => text.len(),
+        None => group.end + after.rfind('\n').or_else(|| after.rfind(|c: char| c.is_ascii_whitespace())).unwrap_or(after.len()),
+    };
+    (from, to)
+}
+
+/// The largest character boundary of `s` at or before byte `i`.
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// Title and abstract of a draft (LaTeX or Markdown front matter).
@@ -193,6 +227,29 @@ mod tests {
         assert_eq!(citing_sentence(text, at..at + 10), "Taggers are fast [CIT].");
         let at = text.find("\\cite{c").unwrap();
         assert_eq!(citing_sentence(text, at..at + 8), "They are accurate [CIT].");
+    }
+
+    #[test]
+    fn a_citing_sentence_reads_at_most_its_reach_of_a_long_paragraph() {
+        // One paragraph of 100,000 citations and no full stop: the sentence
+        // of each is looked for within its reach, not in the whole paragraph.
+        let text = "tagging \\cite{k} ".repeat(100_000);
+        let at = text.len() / 2 + text[text.len() / 2..].find("\\cite").unwrap();
+        let s = citing_sentence(&text, at..at + 8);
+        assert!(s.len() <= 2 * SENTENCE_REACH + 16, "{} bytes", s.len());
+        assert!(s.contains("tagging [CIT] tagging"), "{s}");
+        // Within reach, the whole paragraph, as before: the same sentence.
+        let short = "Intro.\n\nWe tag \\cite{a}. It is\nfast \\cite{b}.\n\nNext.";
+        let at = short.find("\\cite{b").unwrap();
+        assert_eq!(citing_sentence(short, at..at + 8), "It is fast [CIT].");
+        let long = format!("{}{short}{}", "Filler text here. ".repeat(200), " More filler.".repeat(200));
+        let at = long.find("\\cite{b").unwrap();
+        assert_eq!(citing_sentence(&long, at..at + 8), "It is fast [CIT].");
+        // A long paragraph of lines is cut at line starts and ends: the same sentence.
+        let lines =
+            format!("{}Taggers are fast \\cite{{a}}.\n{}", "One sentence is here.\n".repeat(500), "Another one follows.\n".repeat(500));
+        let at = lines.find("\\cite").unwrap();
+        assert_eq!(citing_sentence(&lines, at..at + 8), "Taggers are fast [CIT].");
     }
 
     #[test]

@@ -4,7 +4,14 @@
 //! per stage. A newer request for a key supersedes a queued one and stops a
 //! running one at its next stage boundary; so does cancelling it. When the
 //! library gains vectors (background encoding), the runner can be told to
-//! open its recommender again, between requests.
+//! open its recommender again, between requests. What waits is a key's
+//! newest request and newest check only: an older check is dropped when a
+//! newer one comes, so a flood of edits holds one draft per key, not one
+//! per edit.
+//!
+//! A [`Lane`] does a key's newest job on a thread of its own, the same way
+//! (the language server's diagnostics, which need no model and must not
+//! wait for a recommendation).
 //!
 //! **Architecture invariant:** this is the only place that decides which
 //! request runs; the editor and the language server only ask and listen.
@@ -64,8 +71,9 @@ enum Job<K> {
         id: u64,
         query: Query,
     },
-    /// Check a draft's citations (after every recommendation waiting).
-    Check(CheckJob<K>),
+    /// A check was asked (it waits in [`Checks`], the newest per key; it
+    /// runs after every recommendation waiting).
+    Check,
     /// Open the recommender again (the library's vectors changed).
     Reload,
 }
@@ -78,10 +86,12 @@ pub struct CheckRequest {
     pub bibliography: BibliographyOf,
 }
 
-/// A check's bibliography: as the asker read it, or a file the runner
-/// reads (off the asker's thread).
+/// A check's bibliography: as the asker read it (its own, or shared with
+/// the asker without a copy), or a file the runner reads (off the asker's
+/// thread).
 pub enum BibliographyOf {
     Read(crate::check::Bibliography),
+    Shared(Arc<crate::check::Bibliography>),
     File(std::path::PathBuf),
 }
 
@@ -105,6 +115,14 @@ pub fn reopen_all(library: &Arc<Library>, models: &Arc<Models>) -> Reopen {
 /// The newest request per key; a key whose request was cancelled has none.
 type Newest<K> = Arc<Mutex<HashMap<K, u64>>>;
 
+/// The checks asked and not yet taken up by the runner: the newest per key,
+/// in the order asked (an older one of its key is dropped, text and all).
+type Checks<K> = Arc<Mutex<Vec<CheckJob<K>>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// Handle to the runner thread.
 pub struct Runner<K> {
     jobs: Option<Sender<Job<K>>>,
@@ -113,6 +131,8 @@ pub struct Runner<K> {
     newest: Newest<K>,
     /// The newest check per key.
     newest_check: Newest<K>,
+    /// The checks waiting for the runner.
+    asked_checks: Checks<K>,
     busy: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -134,16 +154,17 @@ impl<K: Clone + Eq + Hash + Send + 'static> Runner<K> {
         let (event_tx, events) = crossbeam_channel::unbounded();
         let newest: Newest<K> = Arc::default();
         let newest_check: Newest<K> = Arc::default();
+        let asked_checks: Checks<K> = Arc::default();
         let busy = Arc::new(AtomicBool::new(false));
         let thread = {
-            let latest = Latest { newest: newest.clone(), checks: newest_check.clone() };
+            let latest = Latest { newest: newest.clone(), checks: newest_check.clone(), asked: asked_checks.clone() };
             let busy = busy.clone();
             std::thread::Builder::new()
                 .name("citewise-runner".into())
                 .spawn(move || run(recommender, reopen, &job_rx, &event_tx, &latest, &busy))
                 .expect("spawn the runner thread")
         };
-        Runner { jobs: Some(jobs), events, next_id: AtomicU64::new(0), newest, newest_check, busy, thread: Some(thread) }
+        Runner { jobs: Some(jobs), events, next_id: AtomicU64::new(0), newest, newest_check, asked_checks, busy, thread: Some(thread) }
     }
 
     /// Queues a request for `key` and returns its id (ids rise across
@@ -160,12 +181,18 @@ impl<K: Clone + Eq + Hash + Send + 'static> Runner<K> {
     /// Queues a check of a draft for `key` (superseding the key's earlier
     /// check, not its recommendation) and returns its id. Checks run when
     /// no recommendation waits, and yield to one that comes: the sentences
-    /// scored so far are kept and the check goes on after it.
+    /// scored so far are kept and the check goes on after it. A check of
+    /// the key still waiting is dropped at once (its text with it).
     pub fn check_for(&self, key: K, request: CheckRequest) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst) + 1;
-        self.newest_check.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone(), id);
+        lock(&self.newest_check).insert(key.clone(), id);
+        {
+            let mut asked = lock(&self.asked_checks);
+            asked.retain(|c| c.key != key);
+            asked.push(CheckJob { key, id, request });
+        }
         if let Some(jobs) = &self.jobs {
-            let _ = jobs.send(Job::Check(CheckJob { key, id, request }));
+            let _ = jobs.send(Job::Check);
         }
         id
     }
@@ -182,8 +209,22 @@ impl<K: Clone + Eq + Hash + Send + 'static> Runner<K> {
     /// Forgets `key` (a closed document): its request and its check, if
     /// any, stop.
     pub fn forget(&self, key: &K) {
-        self.newest.lock().unwrap_or_else(PoisonError::into_inner).remove(key);
-        self.newest_check.lock().unwrap_or_else(PoisonError::into_inner).remove(key);
+        lock(&self.newest).remove(key);
+        lock(&self.newest_check).remove(key);
+        lock(&self.asked_checks).retain(|c| c.key != *key);
+    }
+
+    /// Stops every request and check (each at its next stage boundary or
+    /// sentence) and lets the runner's thread go without waiting for it: a
+    /// process that is ending need not wait for a check of a long draft.
+    /// Nothing is asked of the runner after this.
+    pub fn abandon(&mut self) {
+        lock(&self.newest).clear();
+        lock(&self.newest_check).clear();
+        lock(&self.asked_checks).clear();
+        self.jobs.take();
+        // Dropped unjoined: the thread ends when it next looks.
+        self.thread.take();
     }
 
     /// Makes the recommender again before the next request (its stores are
@@ -229,8 +270,9 @@ impl<K> Drop for Runner<K> {
     fn drop(&mut self) {
         // No request is current any more: the running one stops at its next
         // stage boundary, and closing the queue ends the thread.
-        self.newest.lock().unwrap_or_else(PoisonError::into_inner).clear();
-        self.newest_check.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        lock(&self.newest).clear();
+        lock(&self.newest_check).clear();
+        lock(&self.asked_checks).clear();
         self.jobs.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -239,13 +281,15 @@ impl<K> Drop for Runner<K> {
 }
 
 fn is_newest<K: Eq + Hash>(newest: &Newest<K>, key: &K, id: u64) -> bool {
-    newest.lock().unwrap_or_else(PoisonError::into_inner).get(key) == Some(&id)
+    lock(newest).get(key) == Some(&id)
 }
 
-/// The newest recommendation and the newest check of each key.
+/// The newest recommendation and the newest check of each key, and the
+/// checks asked.
 struct Latest<K> {
     newest: Newest<K>,
     checks: Newest<K>,
+    asked: Checks<K>,
 }
 
 fn run<K: Clone + Eq + Hash>(
@@ -275,9 +319,11 @@ fn run<K: Clone + Eq + Hash>(
         for j in first.into_iter().chain(jobs.try_iter()) {
             match j {
                 Job::Recommend { key, id, query } => queued.push((key, id, query)),
-                Job::Check(c) => {
-                    checks.retain(|old| old.key != c.key);
-                    checks.push(c);
+                Job::Check => {
+                    for c in lock(&latest.asked).drain(..) {
+                        checks.retain(|old| old.key != c.key);
+                        checks.push(c);
+                    }
                 }
                 Job::Reload => reload = true,
             }
@@ -296,7 +342,7 @@ fn run<K: Clone + Eq + Hash>(
             }
         }
         checks.retain(|c| is_newest(&latest.checks, &c.key, c.id));
-        caches.retain(|k, _| latest.checks.lock().unwrap_or_else(PoisonError::into_inner).contains_key(k));
+        caches.retain(|k, _| lock(&latest.checks).contains_key(k));
         if let Some(c) = checks.first() {
             let cache = caches.entry(c.key.clone()).or_default();
             // Yield to any request that comes, and stop when superseded.
@@ -304,6 +350,7 @@ fn run<K: Clone + Eq + Hash>(
             let r = &c.request;
             let bib = match &r.bibliography {
                 BibliographyOf::Read(b) => Ok(std::borrow::Cow::Borrowed(b)),
+                BibliographyOf::Shared(b) => Ok(std::borrow::Cow::Borrowed(&**b)),
                 BibliographyOf::File(path) => crate::check::Bibliography::read(path).map(std::borrow::Cow::Owned),
             };
             let checked =
@@ -343,4 +390,137 @@ fn serve<K: Clone + Eq + Hash>(rec: &Recommender, key: K, id: u64, query: &Query
         (Ok(()), last) => Event::Stopped { key, id, timings: last.map(|(_, t)| t).unwrap_or_default() },
     };
     let _ = events.send(end);
+}
+
+/// A job a [`Lane`] has done: for `key`, the job asked as `id`; none when
+/// its work panicked (the panic hook printed why).
+#[derive(Debug)]
+pub struct Done<K, R> {
+    pub key: K,
+    pub id: u64,
+    pub result: Option<R>,
+}
+
+/// The jobs waiting in a lane: the newest per key, in the order asked.
+type Waiting<K, J> = Arc<Mutex<Vec<(K, u64, J)>>>;
+
+/// A key's newest job, done on a thread of its own: while a job waits, a
+/// newer one for its key takes its place (the older is dropped at once),
+/// so a flood of asks holds one job per key and the thread only ever works
+/// on what is newest. Results come back as events ([`Lane::events`]); the
+/// thread is never waited for (it ends after its job once the lane goes).
+pub struct Lane<K, J, R> {
+    waiting: Waiting<K, J>,
+    /// Rung after each ask; closed when the lane goes.
+    bell: Sender<()>,
+    done: Receiver<Done<K, R>>,
+    next_id: u64,
+}
+
+impl<K: Eq + Send + 'static, J: Send + 'static, R: Send + 'static> Lane<K, J, R> {
+    /// Starts the lane's thread (named `name`), which does `work` on each
+    /// job. A job whose work panics is done with no result (the panic is
+    /// printed by the hook) and the lane goes on.
+    pub fn spawn(name: &str, mut work: impl FnMut(J) -> R + Send + 'static) -> std::io::Result<Lane<K, J, R>> {
+        let waiting: Waiting<K, J> = Arc::default();
+        let (bell, rung) = crossbeam_channel::bounded::<()>(1);
+        let (done_tx, done) = crossbeam_channel::unbounded();
+        let queue = waiting.clone();
+        std::thread::Builder::new().name(name.into()).spawn(move || {
+            // A closed bell (the lane dropped) ends the thread.
+            while rung.recv().is_ok() {
+                loop {
+                    let next = {
+                        let mut q = lock(&queue);
+                        (!q.is_empty()).then(|| q.remove(0))
+                    };
+                    let Some((key, id, job)) = next else { break };
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(job))).ok();
+                    if done_tx.send(Done { key, id, result }).is_err() {
+                        return;
+                    }
+                }
+            }
+        })?;
+        Ok(Lane { waiting, bell, done, next_id: 0 })
+    }
+
+    /// Asks for `job` for `key` (a job of `key` still waiting is dropped)
+    /// and returns its id (ids rise).
+    pub fn ask(&mut self, key: K, job: J) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        {
+            let mut q = lock(&self.waiting);
+            q.retain(|(k, _, _)| *k != key);
+            q.push((key, id, job));
+        }
+        // Full: the thread has yet to look, and will see this job then.
+        let _ = self.bell.try_send(());
+        id
+    }
+
+    /// Drops the job of `key` that waits, if any (one being done still
+    /// reports).
+    pub fn forget(&self, key: &K) {
+        lock(&self.waiting).retain(|(k, _, _)| k != key);
+    }
+
+    /// Drops every job that waits.
+    pub fn clear(&self) {
+        lock(&self.waiting).clear();
+    }
+
+    /// The results, for a loop that waits on several sources. The lane's
+    /// thread outlives every job (a panic is caught), so this is never
+    /// disconnected while the lane lives.
+    pub fn events(&self) -> &Receiver<Done<K, R>> {
+        &self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Jobs asked while the lane works wait; of each key's, only the newest
+    /// is done, and a job's panic leaves the lane working.
+    #[test]
+    fn a_lane_does_only_each_keys_newest_job() {
+        let (gate_tx, gate) = crossbeam_channel::unbounded::<()>();
+        let (entered_tx, entered) = crossbeam_channel::unbounded::<u32>();
+        let mut lane: Lane<&str, (u32, bool), u32> = Lane::spawn("test-lane", move |(n, wait): (u32, bool)| {
+            if wait {
+                let _ = entered_tx.send(n);
+                let _ = gate.recv();
+            }
+            assert!(n != 99, "a job that panics");
+            n
+        })
+        .unwrap();
+        // The first job holds the thread until the gate opens.
+        let first = lane.ask("a", (1, true));
+        assert_eq!(entered.recv_timeout(Duration::from_secs(30)), Ok(1));
+        let mut asked = Vec::new();
+        for n in 2..=1000 {
+            asked.push(lane.ask("a", (n, false)));
+        }
+        let b = lane.ask("b", (7, false));
+        let panics = lane.ask("c", (99, false));
+        lane.forget(&"c");
+        gate_tx.send(()).unwrap();
+        let wait = Duration::from_secs(30);
+        let got: Vec<(&str, u64, Option<u32>)> =
+            (0..3).map(|_| lane.events().recv_timeout(wait).map(|d| (d.key, d.id, d.result)).expect("a result")).collect();
+        assert_eq!(got, [("a", first, Some(1)), ("a", *asked.last().unwrap(), Some(1000)), ("b", b, Some(7))]);
+        assert!(panics > b);
+        // A panic is done with no result, and the next job is done.
+        let panics = lane.ask("c", (99, false));
+        let after = lane.ask("d", (5, false));
+        let c = lane.events().recv_timeout(wait).expect("the panic's report");
+        assert_eq!((c.key, c.id, c.result), ("c", panics, None));
+        let d = lane.events().recv_timeout(wait).expect("the lane goes on after a panic");
+        assert_eq!((d.key, d.id, d.result), ("d", after, Some(5)));
+        assert!(lane.events().try_recv().is_err(), "nothing else was done");
+    }
 }

@@ -289,3 +289,80 @@ fn the_command_exits_0_when_clean_and_1_on_findings_with_json_for_every_citation
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("outside the project"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// A project with the library, `refs.bib` (the years right) and a draft
+/// `paper/draft.tex` holding `text` and naming `refs`.
+fn project_draft(dir: &Path, text: &str) -> PathBuf {
+    library(dir);
+    let project = dir.join("paper");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("refs.bib"), REFERENCES.replace("2015", "2019")).unwrap();
+    let draft = project.join("draft.tex");
+    std::fs::write(&draft, format!("{text}\\bibliography{{refs}}\n")).unwrap();
+    draft
+}
+
+fn check_record_only(dir: &Path, draft: &Path) -> (Option<i32>, String) {
+    let o = citewise(dir, &["check", "--no-support", draft.to_str().unwrap()]);
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    (o.status.code(), out)
+}
+
+#[test]
+fn a_draft_past_the_citation_limit_is_checked_up_to_it_and_says_so_in_one_line() {
+    // The shape that took quadratic time: one paragraph, a citation on each
+    // line, past the limit of citations a check reads.
+    let dir = tempfile::tempdir().unwrap();
+    let max = citewise::limits::CHECK_CITATIONS;
+    let lines = "We tag parts of speech with a hidden Markov model \\cite{smith2020}.\n".repeat(max + 1000);
+    let draft = project_draft(dir.path(), &lines);
+    let (code, out) = check_record_only(dir.path(), &draft);
+    let file = draft.display();
+    let limit =
+        format!("note: {file}: {} citations, over the limit of {max} checked in one draft; only the first {max} are checked\n", max + 1000);
+    assert!(out.contains(&limit), "{out}");
+    assert!(out.contains(&format!("{file}: {max} citations of 1 keys, 0 errors, 0 warnings")), "{out}");
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn a_cite_group_of_a_million_keys_is_read_up_to_the_limit_not_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = vec!["smith2020"; 1_000_000].join(",");
+    let draft = project_draft(dir.path(), &format!("Taggers use hidden Markov models \\cite{{{keys}}}.\n"));
+    let (code, out) = check_record_only(dir.path(), &draft);
+    let (file, max) = (draft.display(), citewise::limits::CHECK_CITATIONS);
+    let limit =
+        format!("note: {file}: 1000000 citations, over the limit of {max} checked in one draft; only the first {max} are checked\n");
+    assert!(out.contains(&limit), "{out}");
+    assert!(out.contains(&format!("{file}: {max} citations of 1 keys, 0 errors, 0 warnings")), "{out}");
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn a_cite_group_with_a_nul_is_read_and_its_key_shown_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let draft = project_draft(dir.path(), "Taggers tag \\cite{smith2020,smi\0th2020}.\n");
+    let (code, out) = check_record_only(dir.path(), &draft);
+    assert_eq!(code, Some(1), "{out}");
+    // Not "`smith2020` is in neither": the NUL is said, not dropped.
+    assert!(out.contains("draft.tex:1:29: error: unknown key: `smi\\u{0}th2020` is in neither"), "{out}");
+    assert!(out.contains("  → smith2020: near miss\n"), "{out}");
+    assert!(out.contains("2 citations of 2 keys, 1 errors, 0 warnings"), "{out}");
+    let o = citewise(dir.path(), &["check", "--no-support", "--json", draft.to_str().unwrap()]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["citations"][1]["key"], "smi\0th2020");
+    assert_eq!(json["findings"][0]["key"], "smi\0th2020");
+}
+
+#[test]
+fn a_cite_key_list_never_closed_is_said_with_its_line_and_the_next_paragraph_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = vec!["smith2020"; 1000].join(",");
+    let draft = project_draft(dir.path(), &format!("Taggers tag \\citep{{{open}.\n\nParsers score arcs \\cite{{jones2019}}.\n"));
+    let (code, out) = check_record_only(dir.path(), &draft);
+    let note = format!("note: {}:1: `\\citep{{…` is not closed before its paragraph ends: its keys are not read\n", draft.display());
+    assert!(out.contains(&note), "{out}");
+    assert!(out.contains("1 citations of 1 keys, 0 errors, 0 warnings"), "{out}");
+    assert_eq!(code, Some(0), "{out}");
+}

@@ -462,3 +462,112 @@ fn damaged_vectors_are_repaired_by_the_command_doctor_prints() {
         assert!(o.status.success(), "{what}: repaired:\n{}", text(&o));
     }
 }
+
+// One writer per library.
+
+/// A second writer waits while another process holds the library's write
+/// lock, saying so, and goes on when that process is killed: a crashed
+/// holder's lock goes with it (before: `import` did not wait, and wrote
+/// beside the other writer). The holder is `flock(1)`, which takes the same
+/// lock of the operating system.
+#[test]
+fn a_second_writer_waits_and_a_killed_holder_lets_go() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let (_d, dir) = library();
+    let mut holder = match Command::new("flock")
+        .arg("--close")
+        .arg(dir.join("write.lock"))
+        .args(["-c", "echo locked; read line"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    {
+        Ok(h) => h,
+        Err(e) => {
+            common::skip_unless_ci("two writers of one library", &format!("flock(1) ({e})"));
+            return;
+        }
+    };
+    let mut said = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap()).read_line(&mut said).unwrap();
+    assert_eq!(said.trim(), "locked");
+    let mut import = common::citewise_command()
+        .arg("--library")
+        .arg(&dir)
+        .args(["import", "--force", "--no-embed"])
+        .arg(fixture("library.bib"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut errors = std::io::BufReader::new(import.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("waiting:") {
+        line.clear();
+        assert!(errors.read_line(&mut line).unwrap() > 0, "the import ended without waiting: {:?}", import.wait());
+    }
+    assert!(line.contains("is writing to the library at") && line.contains(&dir.display().to_string()), "{line}");
+    assert!(import.try_wait().unwrap().is_none(), "the import waits for the lock");
+    holder.kill().unwrap(); // SIGKILL: the holder dies holding the lock
+    holder.wait().unwrap();
+    drop(holder.stdin.take());
+    let status = import.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut errors, &mut rest).unwrap();
+    assert!(status.success(), "{rest}");
+    assert_eq!(Library::open(&dir).unwrap().papers().num_papers(), 10);
+}
+
+/// The editor's background encoding commits as the library's writer: its
+/// commits wait while another writer holds the lock (the status bar says
+/// for whom), and a second front end on the same library does not encode
+/// beside the first; it takes over when the first ends. The vectors are
+/// whole afterwards.
+#[test]
+fn front_ends_encode_one_at_a_time_and_wait_for_a_writer() {
+    use citewise::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = common::benchmark_library(dir.path(), 200) else { return };
+    if !common::models_or_fail("encoding in the background") {
+        return;
+    }
+    let lib = Arc::new(lib);
+    let lib_dir = lib.dir().to_path_buf();
+    let models = Arc::new(citewise::pipeline::Models::installed().for_library(Some(lib_dir.clone())));
+    let options = || EncodingOptions { phases: vec![Phase::StandIns], threads: 1, low_priority: false };
+    let idle = || Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Another writer holds the lock (as an import would).
+    let other_writer = citewise::library::lock::Writing::new(&lib_dir);
+    other_writer.hold().unwrap();
+    let first = BackgroundEncoding::spawn(lib.clone(), models.clone(), idle(), options());
+    let Some(EncodingEvent::Waiting { holder }) = first.recv() else { panic!("the encoding wrote beside the other writer") };
+    assert!(holder.contains(&format!("process {}", std::process::id())), "the status names the writer: {holder}");
+    let second = BackgroundEncoding::spawn(Arc::new(Library::open(&lib_dir).unwrap()), models.clone(), idle(), options());
+    let Some(EncodingEvent::Elsewhere { holder }) = second.recv() else { panic!("the second front end encodes beside the first") };
+    assert!(holder.contains(&format!("process {}", std::process::id())), "{holder}");
+    other_writer.release();
+    let events: Vec<EncodingEvent> = std::iter::from_fn(|| first.recv()).take_while(|e| *e != EncodingEvent::Finished).collect();
+    let covered: Vec<&EncodingEvent> = events.iter().filter(|e| matches!(e, EncodingEvent::Covered { .. })).collect();
+    assert_eq!(covered, [&EncodingEvent::Covered { phase: Phase::StandIns, encoded: 200 }], "{events:?}");
+    // The first front end is gone: the second takes over and finds nothing left to encode.
+    drop(first);
+    let rest: Vec<EncodingEvent> = std::iter::from_fn(|| second.recv()).take_while(|e| *e != EncodingEvent::Finished).collect();
+    assert!(rest.iter().all(|e| !matches!(e, EncodingEvent::Covered { .. } | EncodingEvent::Skipped { .. })), "{rest:?}");
+    let state = VectorStore::inspect(&lib_dir.join("citation-vectors-student")).unwrap().unwrap();
+    assert_eq!((state.live, state.rows, state.verified), (200, 200, true));
+}
+
+/// A reader that finds vectors whose bytes changed leaves their channel
+/// out, saying which rows (before: it searched them and served off-topic
+/// papers with no notice).
+#[test]
+fn a_reader_leaves_out_vectors_that_fail_their_checksum() {
+    let (_d, dir) = library();
+    let store = dir.join("vectors");
+    store_with_rows(&store, 3);
+    assert_eq!(VectorStore::open_read(&store, 4, "enc-test").unwrap().len(), 3);
+    flip_byte(&store.join("vectors.f32"));
+    let err = VectorStore::open_read(&store, 4, "enc-test").err().expect("damage is seen by a reader").to_string();
+    assert!(err.contains("rows 0..3 of vectors.f32 do not match their checksum") && err.contains(" embed`"), "{err}");
+}

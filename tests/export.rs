@@ -277,3 +277,97 @@ fn a_file_over_the_budget_is_refused_before_it_is_read() {
     assert_eq!(std::fs::metadata(&bib).unwrap().len(), citewise::limits::TEXT_FILE + 1);
     assert_eq!(files_in(dir.path()), ["huge.bib"], "no backup, no temporary file");
 }
+
+/// Removes the temporary files of `file` that an export writes beside it
+/// (what another program may do, and a stand-in for a rename that fails:
+/// a bind-mounted or immutable file refuses to be replaced).
+fn remove_temporaries(folder: &Path, file: &str) {
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.starts_with(&format!(".{file}.citewise-")) {
+            std::fs::remove_file(folder.join(&name)).unwrap();
+        }
+    }
+}
+
+/// When the file cannot be replaced, nothing is written: neither the file
+/// nor its `.bak` (an older `.bak` stays as it was), and no temporary file
+/// is left behind.
+#[test]
+fn a_file_that_cannot_be_replaced_gets_no_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    std::fs::write(&bib, "@misc{old, title={Old}}\n").unwrap();
+    let folder = dir.path().to_path_buf();
+    let mut lose_the_new_content = |f: std::fs::File| -> Box<dyn Write> {
+        remove_temporaries(&folder, "refs.bib");
+        Box::new(f)
+    };
+    let new = [paper("k", "A B", 2000, "New", "")];
+    let err = export_with(&bib, &new, KeyStyle::AuthorYear, &mut lose_the_new_content).unwrap_err();
+    assert!(err.to_string().contains("refs.bib"), "{err}");
+    assert_eq!(std::fs::read_to_string(&bib).unwrap(), "@misc{old, title={Old}}\n");
+    assert_eq!(files_in(dir.path()), ["refs.bib"], "no backup, no temporary file");
+    std::fs::write(backup_path(&bib), "an older backup").unwrap();
+    export_with(&bib, &new, KeyStyle::AuthorYear, &mut lose_the_new_content).unwrap_err();
+    assert_eq!(std::fs::read_to_string(backup_path(&bib)).unwrap(), "an older backup");
+    assert_eq!(files_in(dir.path()), ["refs.bib", "refs.bib.bak"]);
+    // Papers all there already: nothing to write, no backup either.
+    std::fs::remove_file(backup_path(&bib)).unwrap();
+    let old = [paper("old", "A B", 2000, "Old", "")];
+    let r = export(&bib, &old, KeyStyle::Original).unwrap();
+    assert_eq!((r.entries, r.backup), (vec![Exported::Present("old".into())], None));
+    assert_eq!(files_in(dir.path()), ["refs.bib"]);
+}
+
+/// The editor's popup says "nothing was written" only when nothing was:
+/// a failed export leaves no `.bak`.
+#[test]
+fn the_editor_says_nothing_was_written_and_nothing_is() {
+    use citewise::tui::app::{App, AppSettings, Overlay};
+    use citewise::tui::exporter::{ExportEvent, Exporter};
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    std::fs::write(&bib, "@misc{old, title={Old}}\n").unwrap();
+    let folder = dir.path().to_path_buf();
+    let exporter = Exporter::spawn_with(Box::new(move |file: &Path, papers: &[Paper], style| {
+        export_with(file, papers, style, &mut |f: std::fs::File| -> Box<dyn Write> {
+            remove_temporaries(&folder, "refs.bib");
+            Box::new(f)
+        })
+    }));
+    exporter.export(bib.clone(), vec![paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear, false);
+    let Some(ExportEvent::Exported { result, cite: false, .. }) = exporter.recv_timeout(std::time::Duration::from_secs(10)) else {
+        panic!("no export result")
+    };
+    let mut app = App::new("Text.", None, bib.clone(), AppSettings::defaults(0));
+    app.on_exported(result, false);
+    assert_eq!(app.status(), "export failed (nothing was written)");
+    assert!(matches!(app.overlay(), Overlay::Message { title, .. } if title == "Export failed"), "{:?}", app.overlay());
+    assert_eq!(std::fs::read_to_string(&bib).unwrap(), "@misc{old, title={Old}}\n");
+    assert_eq!(files_in(dir.path()), ["refs.bib"], "no backup, no temporary file");
+}
+
+/// A `.bak` that is a symbolic link is replaced, not written through (the
+/// file it points to is left alone), and the backup is as private as the
+/// file it copies.
+#[cfg(unix)]
+#[test]
+fn a_backup_that_is_a_link_is_replaced_not_written_through() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let bib = dir.path().join("refs.bib");
+    std::fs::write(&bib, "@misc{old, title={Old}}\n").unwrap();
+    std::fs::set_permissions(&bib, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    symlink(&victim, backup_path(&bib)).unwrap();
+    let r = export(&bib, &[paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear).unwrap();
+    assert_eq!(r.backup, Some(backup_path(&bib)));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let backup = backup_path(&bib);
+    assert!(!std::fs::symlink_metadata(&backup).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), "@misc{old, title={Old}}\n");
+    assert_eq!(std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(files_in(dir.path()), ["refs.bib", "refs.bib.bak", "victim.txt"]);
+}

@@ -515,3 +515,124 @@ fn fuzz_project_paths() {
         }
     });
 }
+
+/// A Zotero data directory for the Zotero targets: a database of a few
+/// items written as Zotero 7 writes them, and a file outside it that no
+/// input may make citewise touch.
+fn zotero_seed_dir() -> (tempfile::TempDir, PathBuf, PathBuf, Vec<u8>) {
+    use citewise::eval::zotero_db::{Era, NewItem, ZoteroDb};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    for (n, title) in ["A Paper", "Another Paper With a Long Title", "Third"].iter().enumerate() {
+        let item = NewItem {
+            key: format!("ITEM000{n}"),
+            item_type: "journalArticle".into(),
+            title: title.to_string(),
+            abstract_note: "An abstract.".into(),
+            date: "2020-01-01 2020".into(),
+            creators: vec![("Ann".into(), "Author".into())],
+            ..NewItem::default()
+        };
+        let id = db.add_item(&item).unwrap();
+        db.add_stored_pdf(Some(id), &format!("ATTACH0{n}"), "paper.pdf").unwrap();
+    }
+    drop(db);
+    let sentinel = dir.path().join("sentinel.txt");
+    std::fs::write(&sentinel, "keep").unwrap();
+    let bytes = std::fs::read(data.join("zotero.sqlite")).unwrap();
+    (dir, data, sentinel, bytes)
+}
+
+/// Reads the Zotero directory `data` as `import --zotero` does: every
+/// item's head and record, every PDF attachment's file.
+fn read_zotero(data: &Path) {
+    use citewise::corpus::zotero::Zotero;
+    if let Ok(z) = Zotero::open(data) {
+        if let Ok(heads) = z.heads() {
+            for batch in heads.chunks(64) {
+                let _ = z.items(batch);
+            }
+        }
+        let _ = z.pdfs();
+    }
+}
+
+/// The Zotero reader on mutated databases: no panic, no hang, and nothing
+/// outside the folder touched.
+#[test]
+fn fuzz_zotero_database() {
+    let (_dir, data, sentinel, bytes) = zotero_seed_dir();
+    let mut seeds = seeds("zotero", &[".sqlite"], &["data/zotero/unlicense-zotero7/zotero.sqlite"]);
+    seeds.push(bytes);
+    fuzz("zotero", seeds, |b| {
+        std::fs::write(data.join("zotero.sqlite"), b).unwrap();
+        read_zotero(&data);
+        assert!(sentinel.exists(), "a database made citewise delete a file outside the folder");
+    });
+}
+
+/// A rollback journal beside a sound database: what SQLite replays from it
+/// is in the copy only, and a super-journal it names is never deleted.
+#[test]
+fn fuzz_zotero_journal() {
+    let (_dir, data, sentinel, _) = zotero_seed_dir();
+    let name = sentinel.to_str().unwrap().as_bytes();
+    let mut record = vec![0u8; 4];
+    record.extend_from_slice(name);
+    record.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    record.extend_from_slice(&name.iter().fold(0u32, |s, &b| s.wrapping_add(u32::from(b))).to_be_bytes());
+    record.extend_from_slice(&[0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]);
+    let mut seeds = seeds("zotero-journal", &[], &[]);
+    // A journal header (SQLite's magic, then counts and sizes) and the super-journal record.
+    let header: Vec<u8> =
+        [&[0xd9u8, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7][..], &[0, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 16, 0]].concat();
+    seeds.push([vec![1u8; 512], record.clone()].concat());
+    seeds.push([header.clone(), vec![0u8; 512 - header.len()], record].concat());
+    let journal = data.join("zotero.sqlite-journal");
+    fuzz("zotero-journal", seeds, |b| {
+        std::fs::write(&journal, b).unwrap();
+        read_zotero(&data);
+        assert!(sentinel.exists(), "a journal made citewise delete the file it names");
+    });
+}
+
+/// The draft reader: what the editor, the language server and `check` read
+/// of a draft in each syntax (its citations and their sentences, the local
+/// context at a cursor, the global context, an open citation before the
+/// cursor), on mutated drafts. Every citation's range lies in the draft, a
+/// draft's citations stay within the budget, and nothing panics or hangs.
+#[test]
+fn fuzz_draft() {
+    use citewise::check::citing::Draft;
+    use citewise::corpus::citation_markup::{citation_groups, open_citation, CiteSyntax};
+    use citewise::draft::{citing_sentence, cursor_context, global_context, ContextMode};
+    let mut seeds = seeds("draft", &[".tex", ".md", ".typ"], &["data/fulltext"]);
+    seeds.push(
+        b"\\title{T}\n\\begin{abstract}A.\\end{abstract}\nTagging is solved~\\cite{a,b}. Parsing \\citep[p.~3]{c} is not.\n\n% \\cite{x}\n"
+            .to_vec(),
+    );
+    seeds.push(b"---\ntitle: T\nbibliography: [a.bib, b.bib]\n---\n# H\nAs [@smith2020, p. 3; @doe] said. @jones2019 too.\n".to_vec());
+    seeds.push(b"#set page(width: 10cm)\n= Head\nAs @smith2020[p. 3] said. #cite(<doe2019>)\n".to_vec());
+    fuzz("draft", seeds, |b| {
+        let text = text(b);
+        for syntax in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
+            let draft = Draft::read_up_to(&text, syntax, 64);
+            assert!(draft.citations.len() <= 64);
+            for group in citation_groups(&text, syntax).iter().take(64) {
+                assert!(group.range.end <= text.len() && text.is_char_boundary(group.range.start), "{:?}", group.range);
+                let _ = citing_sentence(&text, group.range.clone());
+            }
+            let cut = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
+            let _ = open_citation(&text[..cut], syntax);
+        }
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for row in [0, lines.len() / 2, lines.len().saturating_sub(1)] {
+            let col = lines.get(row).map_or(0, |l| l.chars().count() / 2);
+            for mode in [ContextMode::Sentence, ContextMode::Paragraph] {
+                let _ = cursor_context(&lines, (row, col), mode);
+            }
+        }
+        let _ = global_context(&text);
+    });
+}

@@ -64,7 +64,11 @@ impl Client {
     }
 
     fn send(&mut self, msg: Value) {
-        let body = msg.to_string();
+        self.send_text(&msg.to_string());
+    }
+
+    /// A message's JSON text, framed.
+    fn send_text(&mut self, body: &str) {
         write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
         self.stdin.flush().unwrap();
     }
@@ -664,4 +668,226 @@ fn a_key_renamed_in_zotero_is_diagnosed_and_rewritten() {
     assert_eq!(edit["newText"], "new2001");
     assert_eq!(edit["range"], d["range"]);
     c.shutdown();
+}
+
+/// The title fix edits the entry BibTeX reads, not a commented-out copy
+/// above it, at the right line of a bibliography with classic Mac (CR-only)
+/// line ends.
+#[test]
+fn the_title_fix_edits_the_real_entry_of_a_cr_only_bibliography() {
+    let (dir, lib, config) = setup();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    // BERT's DOI under another title: a mismatch, and a commented-out copy first.
+    let wrong = "Deep Residual Learning for Image Recognition";
+    let bib = format!(
+        "@comment{{@inproceedings{{devlin2019, title = {{Commented Copy}}}}}}\r\
+         @inproceedings{{devlin2019,\r  title = {{{wrong}}},\r  year = {{2019}},\r  doi = {{10.18653/v1/N19-1423}}\r}}\r"
+    );
+    std::fs::write(ws.join("refs.bib"), &bib).unwrap();
+    let mut c = Client::start(&lib, &config);
+    c.initialize_in(Some(&ws));
+    let doc = uri(&ws.join("paper.tex"));
+    let text = "\\addbibresource{refs.bib}\nTransformers are pre-trained in both directions \\cite{devlin2019}.\n";
+    c.open(&doc, "latex", text);
+    let d = c.diagnostics(&doc, 1);
+    assert!(d.iter().any(|x| x["message"].as_str().unwrap().contains("its DOI 10.18653/v1/n19-1423 is “BERT")), "{d:?}");
+    let at = end_of(&text[..text.find("devlin2019}").unwrap() + 3]);
+    let r = c.call(
+        2,
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": doc}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+    );
+    let actions = r["result"].as_array().unwrap_or_else(|| panic!("{r}"));
+    let fix = actions
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().starts_with("Fix the title of devlin2019 in refs.bib"))
+        .unwrap_or_else(|| panic!("{r}"));
+    let edit = &fix["edit"]["changes"][uri(&ws.join("refs.bib")).as_str()][0];
+    let line = 2;
+    let start = "  title = {".len();
+    assert_eq!(
+        edit["range"],
+        json!({"start": {"line": line, "character": start}, "end": {"line": line, "character": start + wrong.len()}}),
+        "{fix}"
+    );
+    assert!(edit["newText"].as_str().unwrap().starts_with("BERT"), "{fix}");
+    c.shutdown();
+}
+
+/// Full-text changes in the storm, of a document of about [`STORM_BYTES`]
+/// (a server that queued them all held 2.9 GB for 3,000, and `exit` waited
+/// 32 s for 500).
+const STORM_CHANGES: usize = 1000;
+const STORM_BYTES: usize = 1 << 20;
+/// The server's peak memory through the storm, at most.
+const STORM_PEAK: u64 = 512 << 20;
+
+/// A client that sends 1,000 full texts of a 1 MB draft as fast as its pipe
+/// takes them, asking for a completion every hundredth: the server works
+/// on the newest text only, keeps its memory bounded, answers every
+/// completion, and answers `shutdown` and ends on `exit` promptly.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_storm_of_full_text_changes_keeps_memory_bounded_and_exit_prompt() {
+    let (dir, lib, config) = setup();
+    let doc = uri(&dir.path().join("storm.tex"));
+    // Paragraphs citing the library's papers, and a key it lacks.
+    let paragraph = "We tag every word with a trigram hidden Markov model tagger \\cite{brants2000}, and translations are \
+                     scored by n-gram overlap with references \\cite{papineni2002, nosuchkey2099}. Between its citations \
+                     an author writes text of their own, about as much as this.\n\n";
+    let base = paragraph.repeat(STORM_BYTES / paragraph.len());
+    let line = base.matches('\n').count();
+    let tail = |v: usize| format!("Version {v}: phrase tables translate phrases \\cite{{");
+    let quoted = |s: &str| serde_json::to_string(s).unwrap();
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    c.open(&doc, "latex", &format!("{base}{}", tail(1)));
+    // Each change framed as it is sent: the text's JSON made once.
+    let (doc_json, base_json) = (quoted(&doc), quoted(&base));
+    let base_json = &base_json[..base_json.len() - 1];
+    let started = Instant::now();
+    let mut completions = Vec::new();
+    for v in 2..=STORM_CHANGES {
+        let tail_json = quoted(&tail(v));
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","method":"textDocument/didChange","params":{{"textDocument":{{"uri":{doc_json},"version":{v}}},"contentChanges":[{{"text":{base_json}{}}}]}}}}"#,
+            &tail_json[1..]
+        );
+        c.send_text(&body);
+        // Now and then a completion at the end, as the user types on.
+        if v % 100 == 0 {
+            let id = v as i64;
+            let position = json!({"line": line, "character": tail(v).len()});
+            c.request(id, "textDocument/completion", json!({"textDocument": {"uri": doc}, "position": position}));
+            completions.push(id);
+        }
+    }
+    let sent = started.elapsed();
+    let stopping = Instant::now();
+    let r = c.call(999, "shutdown", Value::Null);
+    assert!(r.get("error").is_none(), "{r}");
+    let answered = stopping.elapsed();
+    let threads = threads_of(&c.child);
+    c.notify("exit", Value::Null);
+    let (code, after_exit, peak) = exits_with_peak(&c.child, Duration::from_secs(20));
+    let to_exit = stopping.elapsed();
+    eprintln!(
+        "{STORM_CHANGES} changes of {} KiB sent in {sent:.1?}; `shutdown` answered {answered:.1?} after the last, the process \
+         gone {to_exit:.1?} after it ({after_exit:.1?} after `exit`); peak memory {} MiB; {threads} threads",
+        base.len() >> 10,
+        peak >> 20
+    );
+    assert_eq!(code, Some(0));
+    assert!(to_exit < Duration::from_secs(20), "shutdown and exit took {to_exit:?}");
+    assert!(peak > 0 && peak < STORM_PEAK, "peak memory {} MiB, over {} MiB", peak >> 20, STORM_PEAK >> 20);
+    assert!(threads <= thread_bound(), "{threads} threads");
+    // Every completion asked during the storm was answered: a list, or
+    // cancelled by the next one for the document.
+    for id in completions {
+        let r = c.response(id);
+        assert!(r["result"]["items"].is_array() || r["error"]["code"] == json!(-32800), "{r}");
+    }
+}
+
+/// A 290 KB draft of 10,000 citations, changed 20 times: once made each
+/// change cost ~29 s of the server's loop (shutdown and exit 81 s). The
+/// loop answers at once; its checks run beside it, on the newest text.
+#[test]
+fn a_draft_of_ten_thousand_citations_never_holds_up_the_server() {
+    let (dir, lib, config) = setup();
+    let doc = uri(&dir.path().join("cited.tex"));
+    let mut text = String::from("\\bibliography{refs}\n\n");
+    for i in 0..10_000 {
+        let key = if i % 10 == 0 { "brants2000tnt".to_string() } else { format!("missing{i:05}") };
+        text.push_str(&format!("Claim \\cite{{{key}}}.\n"));
+    }
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    c.open(&doc, "latex", &text);
+    let started = Instant::now();
+    for v in 2..=20 {
+        c.change(&doc, v, &format!("{text}Claim {v}.\n"));
+    }
+    // A hover on the first citation (`brants2000tnt`, a key of the library), behind the changes.
+    let r = c.call(2, "textDocument/hover", json!({"textDocument": {"uri": doc}, "position": {"line": 2, "character": 14}}));
+    let hovered = started.elapsed();
+    let shown = r["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{r}"));
+    assert!(shown.contains("TnT – A Statistical Part-of-Speech Tagger"), "{shown}");
+    assert!(hovered < Duration::from_secs(20), "the hover behind 19 changes took {hovered:?}");
+    let stopping = Instant::now();
+    let r = c.call(999, "shutdown", Value::Null);
+    assert!(r.get("error").is_none(), "{r}");
+    c.notify("exit", Value::Null);
+    let (code, _) = exits_within(&mut c.child, Duration::from_secs(20));
+    assert_eq!(code, Some(0));
+    let to_exit = stopping.elapsed();
+    eprintln!("hover answered {hovered:.1?} after 19 changes began; shutdown and exit took {to_exit:.1?}");
+    assert!(to_exit < Duration::from_secs(20), "shutdown and exit took {to_exit:?}");
+}
+
+/// `threads = 100000` in config.toml: the threads for model work are
+/// clamped (four per core at most), and `initialize` is answered.
+#[test]
+fn an_absurd_thread_count_is_clamped_and_initialize_is_answered() {
+    let (dir, lib, _) = setup();
+    let config = dir.path().join("threads.toml");
+    std::fs::write(&config, "threads = 100000\n").unwrap();
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    #[cfg(target_os = "linux")]
+    {
+        let threads = threads_of(&c.child);
+        assert!(threads <= thread_bound(), "{threads} threads");
+    }
+    c.shutdown();
+}
+
+/// The threads a server may have, at most: those for model work (four per
+/// core at most) and a few dozen of its own (stdio, the runner, the
+/// diagnostics lane, the index's searchers).
+#[cfg(target_os = "linux")]
+fn thread_bound() -> usize {
+    let cores = citewise::neural::parallel::cores();
+    citewise::neural::parallel::max_threads(cores) + 48
+}
+
+/// The threads of a running process (Linux: `/proc/PID/status`).
+#[cfg(target_os = "linux")]
+fn threads_of(child: &Child) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap_or_else(|| panic!("{status}"));
+    line["Threads:".len()..].trim().parse().unwrap()
+}
+
+/// Waits (at most `limit`, else kills it and fails) for the server to end:
+/// its exit code, how long that took, and its peak memory in bytes (the
+/// kernel's count for the child, read as it is waited for; Linux reports
+/// KiB).
+#[cfg(target_os = "linux")]
+fn exits_with_peak(child: &Child, limit: Duration) -> (Option<i32>, Duration, u64) {
+    let pid = child.id() as libc::pid_t;
+    let start = Instant::now();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut status = 0;
+        // SAFETY: wait4 fills the status and the usage it is given.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let waited = loop {
+            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+            if r != -1 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                break r;
+            }
+        };
+        let code = (waited == pid && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status));
+        let _ = tx.send((code, usage.ru_maxrss as u64 * 1024));
+    });
+    match rx.recv_timeout(limit) {
+        Ok((code, peak)) => (code, start.elapsed(), peak),
+        Err(_) => {
+            // SAFETY: a signal to our own child, not yet waited for.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("the server did not exit within {limit:?}");
+        }
+    }
 }

@@ -17,8 +17,8 @@ use citewise::library::Library;
 const CITING_TITLE: &str = "Kernel-based Reranking for Named-Entity Extraction";
 const CITED_TITLE: &str = "Named Entity Recognition: A Maximum Entropy Approach Using Global Information";
 
-fn make_key(p: &Paper, taken: &dyn Fn(&str) -> bool) -> String {
-    citewise::export::keys::make_key(citewise::export::keys::KeyStyle::AuthorYearFirstword)(p, taken)
+fn make_key(p: &Paper) -> String {
+    citewise::export::keys::make_key(citewise::export::keys::KeyStyle::AuthorYearFirstword)(p)
 }
 
 fn run(lib: &Library, dir: &Path, options: &ZoteroOptions) -> ZoteroSummary {
@@ -500,4 +500,180 @@ fn oversized_fields_are_cut_and_the_title_kept() {
     assert!(read.iter().all(|&n| n <= citewise::limits::ZOTERO_VALUE), "{read:?}");
     assert!(read.iter().sum::<usize>() <= citewise::limits::ZOTERO_ITEM, "{read:?}");
     assert!(read.iter().any(|&n| n > 0), "{read:?}");
+}
+
+// A Zotero folder is untrusted: what it holds or links never makes
+// citewise touch a file outside it, nor wait on one that is not a file.
+
+/// A rollback journal whose last record names `victim` as its
+/// super-journal, as SQLite writes one: 512 bytes of 0x01, four zero bytes,
+/// the name, its length and byte sum (two big-endian u32), the magic.
+fn journal_naming(victim: &Path) -> Vec<u8> {
+    let name = victim.to_str().unwrap().as_bytes();
+    let mut j = vec![1u8; 512];
+    j.extend_from_slice(&[0, 0, 0, 0]);
+    j.extend_from_slice(name);
+    j.extend_from_slice(&(name.len() as u32).to_be_bytes());
+    j.extend_from_slice(&name.iter().fold(0u32, |s, &b| s.wrapping_add(u32::from(b))).to_be_bytes());
+    j.extend_from_slice(&[0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]);
+    j
+}
+
+/// A journal copied with the database cannot make SQLite delete the file it
+/// names (before: `import --zotero` exited 0 and the victim was gone);
+/// Better BibTeX's journal neither.
+#[test]
+fn a_journal_in_the_zotero_folder_deletes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    db.add_item(&item("KEEPSAFE", "A Paper Beside a Hostile Journal", "Safe", "2020")).unwrap();
+    drop(db);
+    zotero_db::write_better_bibtex(&data, "better-bibtex.sqlite", &[]).unwrap();
+    let victims = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&victims).unwrap();
+    let (victim, other) = (victims.join("thesis.tex"), victims.join("notes.txt"));
+    std::fs::write(&victim, "years of work").unwrap();
+    std::fs::write(&other, "more work").unwrap();
+    std::fs::write(data.join("zotero.sqlite-journal"), journal_naming(&victim)).unwrap();
+    std::fs::write(data.join("better-bibtex.sqlite-journal"), journal_naming(&other)).unwrap();
+    let lib = dir.path().join("lib");
+    let o = common::citewise_command().args(["--library", lib.to_str().unwrap(), "import", "--zotero"]).arg(&data).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "years of work", "the file Zotero's journal names is still there");
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "more work", "the file Better BibTeX's journal names is still there");
+    assert!(by_title(&Library::open(&lib).unwrap(), "A Paper Beside a Hostile Journal").is_some());
+}
+
+/// Runs `sync` on a thread and gives up after a minute: a reader that
+/// waits on a FIFO fails the test instead of hanging it.
+fn sync_within_a_minute(lib: PathBuf, data: PathBuf) -> Result<ZoteroSummary, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let lib = Library::open_or_create(&lib).unwrap();
+        let _ = tx.send(sync(&lib, &data, &ZoteroOptions::default(), &make_key).map_err(|e| e.to_string()));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the import returned instead of waiting on a FIFO")
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a plain system call on a path the test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
+}
+
+/// A FIFO where Zotero keeps its log, or where a Better BibTeX database
+/// is: refused, naming the file (before: the import hung on the first).
+#[test]
+fn a_fifo_in_the_zotero_folder_is_refused_not_waited_on() {
+    for (name, fatal) in [("zotero.sqlite-wal", true), ("zotero.sqlite-journal", true), ("better-bibtex.sqlite", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("Zotero");
+        let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+        db.add_item(&item("FIFOFIFO", "A Paper Beside a Pipe", "Pipe", "2020")).unwrap();
+        drop(db);
+        mkfifo(&data.join(name));
+        match sync_within_a_minute(dir.path().join("lib"), data) {
+            Err(e) if fatal => assert!(e.contains(name) && e.contains("not a regular file (a named pipe)"), "{name}: {e}"),
+            Ok(s) if !fatal => {
+                assert_eq!(s.added, 1, "{name}: {s:?}");
+                assert!(s.notes.iter().any(|n| n.contains("not a regular file (a named pipe)")), "{name}: {:?}", s.notes);
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}
+
+/// A stored file is read only inside the data directory, links followed:
+/// `storage/KEY` or `storage/` itself linked to a folder outside is not
+/// read; a linked file outside the data directory and the base directory
+/// (`/etc/passwd`, `/proc/self/environ`) is refused before it is opened.
+#[test]
+fn links_out_of_the_zotero_folder_are_not_followed() {
+    let Some(shared) = common::shared_or_fail("the ACL PDFs in ../shared") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("KEY")).unwrap();
+    std::fs::copy(shared.join("data/pdf/C02-1025/C10-2104.pdf"), outside.join("KEY/paper.pdf")).unwrap();
+    for linked in ["storage/LINKKEY1", "storage"] {
+        let data = dir.path().join(format!("Zotero-{}", linked.replace('/', "-")));
+        let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+        let citing = db.add_item(&item("CITING01", CITING_TITLE, "Nguyen", "2010")).unwrap();
+        db.add_stored_pdf(Some(citing), "LINKKEY1", "paper.pdf").unwrap();
+        db.add_linked_pdf(Some(citing), "PASSWD01", Path::new("/etc/passwd")).unwrap();
+        db.add_linked_pdf(Some(citing), "ENVIRON1", Path::new("/proc/self/environ")).unwrap();
+        std::fs::create_dir_all(data.join("storage")).unwrap();
+        let target = if linked == "storage" {
+            std::fs::remove_dir(data.join("storage")).unwrap();
+            std::fs::rename(outside.join("KEY"), outside.join("LINKKEY1")).unwrap();
+            outside.clone()
+        } else {
+            outside.join("KEY")
+        };
+        std::os::unix::fs::symlink(&target, data.join(linked)).unwrap();
+        let lib = Library::open_or_create(&dir.path().join(format!("lib-{}", linked.replace('/', "-")))).unwrap();
+        let s = run(&lib, &data, &ZoteroOptions::default());
+        assert_eq!(s.pdfs_read, 0, "{linked}: {s:?}");
+        assert_eq!(s.pdfs_missing.len(), 3, "{linked}: {:?}", s.pdfs_missing);
+        assert!(s.pdfs_missing.iter().any(|m| m.contains("paper.pdf") && m.contains("lies outside")), "{linked}: {:?}", s.pdfs_missing);
+        for file in ["/etc/passwd", "/proc/self/environ"] {
+            assert!(
+                s.pdfs_missing.iter().any(|m| m.starts_with(file) && m.contains("outside the Zotero data directory; not read")),
+                "{linked}: {file}: {:?}",
+                s.pdfs_missing
+            );
+        }
+        assert!(lib.citances().all().unwrap().is_empty(), "{linked}: nothing was read as evidence");
+        if linked == "storage" {
+            std::fs::rename(outside.join("LINKKEY1"), outside.join("KEY")).unwrap();
+        }
+    }
+}
+
+/// The paper index moved away (as doctor's repair for a damaged one says):
+/// doctor says the Zotero records are lost and names the Zotero import,
+/// which reads every item again (before: "5 unchanged", 0 papers, doctor
+/// content).
+#[test]
+fn a_lost_paper_index_is_rebuilt_by_the_zotero_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    for n in 0..5 {
+        db.add_item(&item(&format!("ITEM000{n}"), &format!("Paper Number {n}"), "Lost", "2020")).unwrap();
+    }
+    drop(db);
+    let lib = dir.path().join("lib");
+    let citewise = |args: &[&str]| common::citewise_command().arg("--library").arg(&lib).args(args).output().unwrap();
+    let o = citewise(&["import", "--no-embed", "--zotero", data.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::rename(lib.join("papers"), dir.path().join("papers-moved-away")).unwrap();
+    let doctor = citewise(&["doctor"]);
+    let said = format!("{}{}", String::from_utf8_lossy(&doctor.stdout), String::from_utf8_lossy(&doctor.stderr));
+    assert!(!doctor.status.success(), "{said}");
+    assert!(said.contains("lost its Zotero records") && said.contains(&format!("import --zotero {}", data.display())), "{said}");
+    let o = citewise(&["import", "--no-embed", "--zotero", data.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    assert_eq!(Library::open(&lib).unwrap().papers().num_papers(), 5, "{said}");
+    let doctor = citewise(&["doctor"]);
+    assert!(!String::from_utf8_lossy(&doctor.stdout).contains("lost its Zotero records"), "{}", String::from_utf8_lossy(&doctor.stdout));
+}
+
+/// A database whose ids are stored as text names the row and the column
+/// (before: "Invalid column type Text at index: 1, name:
+/// COALESCE(i.libraryID, 1)"); text that is a number reads as one.
+#[test]
+fn odd_column_types_name_the_item_and_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    let id = db.add_item(&item("ODDTYPES", "A Paper With Odd Types", "Odd", "2020")).unwrap();
+    db.connection().execute("UPDATE items SET libraryID = '1' WHERE itemID = ?1", [id]).unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    assert_eq!(run(&lib, &data, &ZoteroOptions::default()).added, 1, "a number stored as text reads as the number");
+    db.connection().execute("UPDATE items SET libraryID = 'my library' WHERE itemID = ?1", [id]).unwrap();
+    let err = sync(&lib, &data, &ZoteroOptions { force: true, ..ZoteroOptions::default() }, &make_key).unwrap_err().to_string();
+    assert!(err.contains("zotero.sqlite"), "{err}");
+    assert!(err.contains(&format!("`itemID` {id}")) && err.contains("`libraryID`") && err.contains("\"my library\""), "{err}");
 }

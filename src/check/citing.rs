@@ -1,9 +1,12 @@
 //! A draft's citations as a check reads them: each key with its place, and
-//! the sentence its citation stands in.
+//! the sentence its citation stands in. At most
+//! [`crate::limits::CHECK_CITATIONS`] of them, each sentence read from a
+//! bounded part of its paragraph and each column counted on from the last
+//! citation of its line: reading a draft is linear in its length.
 
 use std::ops::Range;
 
-use crate::corpus::citation_markup::{citation_groups, CiteSyntax};
+use crate::corpus::citation_markup::{scan_citations, CiteSyntax};
 use crate::draft::citing_sentence;
 
 /// One cited key.
@@ -32,13 +35,28 @@ pub struct CitingSentence {
 pub struct Draft {
     pub citations: Vec<Citation>,
     pub sentences: Vec<CitingSentence>,
+    /// Citations past the budget: counted, not read.
+    pub left_out: usize,
+    /// Citations whose keys could not be read (a `\cite` key list never
+    /// closed in its paragraph, a key too long): the line each starts on,
+    /// and why.
+    pub unread: Vec<(usize, String)>,
+    /// Those past the ones listed in `unread`: counted.
+    pub unread_over: usize,
 }
 
 impl Draft {
+    /// The draft's first [`crate::limits::CHECK_CITATIONS`] citations.
     pub fn read(text: &str, syntax: CiteSyntax) -> Draft {
-        let mut draft = Draft::default();
+        Draft::read_up_to(text, syntax, crate::limits::CHECK_CITATIONS)
+    }
+
+    /// The draft's first `max` citations (the rest counted in `left_out`).
+    pub fn read_up_to(text: &str, syntax: CiteSyntax, max: usize) -> Draft {
+        let scan = scan_citations(text, syntax, max);
+        let mut draft = Draft { left_out: scan.keys_over, unread_over: scan.unread_over, ..Draft::default() };
         let mut lines = LineIndex::new(text);
-        for group in citation_groups(text, syntax) {
+        for group in scan.groups {
             let sentence = draft.sentences.len();
             let keys: Vec<String> = group.keys.iter().map(|(k, _)| k.clone()).collect();
             draft.sentences.push(CitingSentence { text: citing_sentence(text, group.range.clone()), keys });
@@ -47,7 +65,13 @@ impl Draft {
                 draft.citations.push(Citation { key, range, line, column, sentence });
             }
         }
+        draft.unread = scan.unread.into_iter().map(|u| (lines.line_of(u.at), u.why)).collect();
         draft
+    }
+
+    /// Every citation the draft holds: those read and those past the budget.
+    pub fn total(&self) -> usize {
+        self.citations.len() + self.left_out
     }
 
     /// The distinct keys, in order of first citation.
@@ -60,17 +84,43 @@ impl Draft {
 /// Line starts of a text, for 1-based line and column numbers.
 struct LineIndex {
     starts: Vec<usize>,
+    /// The last place asked for (byte, line, column): a later place on its
+    /// line is counted on from it, so a line of many citations is counted
+    /// once, not once for each.
+    last: (usize, usize, usize),
+    /// Bytes whose characters were counted, in all.
+    #[cfg(test)]
+    counted: usize,
 }
 
 impl LineIndex {
     fn new(text: &str) -> LineIndex {
-        LineIndex { starts: std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect() }
+        LineIndex {
+            starts: std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect(),
+            last: (0, 0, 0),
+            #[cfg(test)]
+            counted: 0,
+        }
     }
 
+    /// The 1-based line of byte `at`.
+    fn line_of(&self, at: usize) -> usize {
+        self.starts.partition_point(|&s| s <= at).max(1)
+    }
+
+    /// The 1-based line and column (in characters) of byte `at`.
     fn line_col(&mut self, text: &str, at: usize) -> (usize, usize) {
-        let line = self.starts.partition_point(|&s| s <= at).max(1);
+        let line = self.line_of(at);
         let start = self.starts[line - 1];
-        (line, text[start..at].chars().count() + 1)
+        let (last_at, last_line, last_column) = self.last;
+        let (from, column) = if last_line == line && (start..=at).contains(&last_at) { (last_at, last_column) } else { (start, 1) };
+        let column = column + text[from..at].chars().count();
+        #[cfg(test)]
+        {
+            self.counted += at - from;
+        }
+        self.last = (at, line, column);
+        (line, column)
     }
 }
 
@@ -87,5 +137,33 @@ mod tests {
         assert_eq!(d.sentences[0].text, "Taggers are fast [CIT].");
         assert_eq!(d.sentences[0].keys, ["a", "b"]);
         assert_eq!(d.keys(), ["a", "b"]);
+        assert_eq!((d.left_out, d.unread.len()), (0, 0));
+    }
+
+    #[test]
+    fn a_line_of_many_citations_is_counted_once_for_their_columns() {
+        let unit = "Über taggers \\cite{a} are fast. ";
+        let text = unit.repeat(20_000);
+        let mut lines = LineIndex::new(&text);
+        let places: Vec<(usize, usize)> = text.match_indices("\\cite").map(|(i, _)| lines.line_col(&text, i)).collect();
+        // "Über taggers " is 13 characters (14 bytes).
+        assert_eq!(places[0], (1, 14));
+        assert_eq!(places[19_999], (1, 19_999 * unit.chars().count() + 14));
+        assert!(lines.counted <= text.len(), "{} bytes counted for a line of {}", lines.counted, text.len());
+        // A place before the last one is counted from its line's start.
+        assert_eq!(lines.line_col(&text, 0), (1, 1));
+        let two = "ab\ncd \\cite{x}";
+        let mut lines = LineIndex::new(two);
+        assert_eq!((lines.line_col(two, 6), lines.line_col(two, 1), lines.line_col(two, 3)), ((2, 4), (1, 2), (2, 1)));
+    }
+
+    #[test]
+    fn citations_past_the_budget_are_counted_and_unread_ones_said() {
+        let text = format!("A \\cite{{a,b}} and \\cite{{c}}.\n\nB \\cite{{d}}.\n\nC \\cite{{{}\n\nD.", vec!["k"; 3000].join(","));
+        let d = Draft::read_up_to(&text, CiteSyntax::Latex, 3);
+        assert_eq!(d.keys(), ["a", "b", "c"]);
+        assert_eq!((d.left_out, d.total()), (1, 4));
+        assert_eq!(d.sentences.len(), 2);
+        assert_eq!(d.unread, [(5, "`\\cite{…` is not closed before its paragraph ends: its keys are not read".to_string())]);
     }
 }

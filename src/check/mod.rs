@@ -10,6 +10,13 @@
 //! signals) and below the front ends: `citewise check`, the language
 //! server's diagnostics and the editor's check view read the same
 //! [`Report`].
+//!
+//! A check's work grows with the draft's citations linearly: each key is
+//! resolved and looked up for near misses once, each sentence read from a
+//! bounded part of its paragraph and scored once, and duplicates found
+//! through maps, not pair by pair. At most
+//! [`crate::limits::CHECK_CITATIONS`] citations are checked; the rest, and
+//! every citation whose keys could not be read, are said in the notices.
 
 pub mod citing;
 pub mod finding;
@@ -29,6 +36,7 @@ pub use support::{Scored, Scorer, Support};
 
 use crate::corpus::citation_markup::CiteSyntax;
 use crate::error::Result;
+use crate::index::paper_index::KeyStatus;
 use crate::library::Library;
 use crate::pipeline::{Query, Recommender};
 
@@ -37,6 +45,11 @@ pub const KEYS_READ: usize = 2_000_000;
 
 /// The papers offered for an unknown key or beside a weak citation.
 pub const SUGGESTED: usize = 3;
+
+/// Known keys compared with the unknown keys of one check, in all, when
+/// looking for near misses (a few seconds' work): past it, an unknown key
+/// gets no near misses, and the check says so once.
+pub const NEAR_MISS_WORK: usize = 100_000_000;
 
 /// The paper a citation stands for, in a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -154,50 +167,23 @@ impl<'a> Checker<'a> {
     ) -> Result<Option<Report>> {
         let draft = Draft::read(text, syntax);
         let papers = self.library.papers();
+        let entries = bib.entries_by_key();
+        let declares = |key: &str| bib.declared.contains(key) || entries.contains_key(key);
         let mut resolved: HashMap<String, Resolved> = HashMap::new();
         for key in draft.keys() {
-            resolved.insert(key.to_string(), Resolved::of(key, bib, papers)?);
+            resolved.insert(key.to_string(), Resolved::with_entry(key, entries.get(key).copied(), declares(key), papers)?);
         }
-        let any_unknown = resolved.values().any(Resolved::unknown);
-        let read_keys: Arc<Vec<String>> = match (&self.known_keys, any_unknown) {
-            (_, false) => Arc::default(),
-            (Some(keys), true) => keys.clone(),
-            (None, true) => Arc::new(papers.keys(KEYS_READ)?),
-        };
-        let mut known: Vec<&str> = read_keys.iter().map(String::as_str).collect();
-        known.extend(bib.declared.iter().map(String::as_str));
-        known.extend(bib.papers.iter().map(|p| p.key.as_str()));
-        let bib_name = bib.name();
-
-        let mut per_citation: Vec<Vec<Finding>> = vec![Vec::new(); draft.citations.len()];
-        let mut first_seen = std::collections::HashSet::new();
-        let mut firsts = Vec::new();
-        for (i, c) in draft.citations.iter().enumerate() {
-            let r = &resolved[&c.key];
-            let first = first_seen.insert(c.key.clone());
-            if first {
-                firsts.push(c);
-            }
-            let mut unknown = rules::unknown_key(c, r, &bib_name, &known);
-            // A key read from the index may belong to a paper since removed.
-            if let Some(f) = &mut unknown {
-                f.suggestions
-                    .retain(|s| s.why == finding::RENAMED || bib.declares(&s.key) || papers.paper_by_key(&s.key).ok().flatten().is_some());
-            }
-            per_citation[i].extend(unknown);
-            if first {
-                per_citation[i].extend(rules::mismatch(c, r, &bib_name));
-            }
-            per_citation[i].extend(rules::retracted(c, r));
+        let mut notices = draft_notices(file, &draft);
+        let (near, skipped) = self.near_misses(&draft, &resolved, bib, &declares)?;
+        if skipped > 0 {
+            let limit = NEAR_MISS_WORK;
+            notices.push(format!(
+                "{file}: near misses not looked for {skipped} unknown keys: over the limit of {limit} keys compared in one check"
+            ));
         }
-        for f in rules::duplicates(&firsts, &resolved) {
-            if let Some(i) = draft.citations.iter().position(|c| c.range == f.range) {
-                per_citation[i].push(f);
-            }
-        }
+        let mut per_citation = record_findings(&draft, &resolved, &near, &bib.name());
 
         let mut supports: Vec<Option<Support>> = vec![None; draft.citations.len()];
-        let mut notices = Vec::new();
         match self.recommender {
             Some(rec) => {
                 if !self.score_support(rec, &draft, &resolved, cache, &mut per_citation, &mut supports, &mut notices, stop)? {
@@ -227,6 +213,48 @@ impl<'a> Checker<'a> {
         Ok(Some(Report { file: file.to_string(), citations, findings, notices }))
     }
 
+    /// The near misses of each unknown key of `draft` (none for a renamed
+    /// one): the library's and the bibliography's keys a letter or two off
+    /// that still name a paper or an entry. Looked up once for each key, at
+    /// most [`NEAR_MISS_WORK`] keys compared in all; with the number of
+    /// unknown keys past it, not looked up.
+    fn near_misses(
+        &self,
+        draft: &Draft,
+        resolved: &HashMap<String, Resolved>,
+        bib: &Bibliography,
+        declares: &dyn Fn(&str) -> bool,
+    ) -> Result<(HashMap<String, Vec<String>>, usize)> {
+        let unknown: Vec<&str> = draft
+            .keys()
+            .into_iter()
+            .filter(|k| resolved.get(*k).is_some_and(|r| r.unknown() && !matches!(r.status, KeyStatus::Renamed(_))))
+            .collect();
+        let mut near = HashMap::new();
+        if unknown.is_empty() {
+            return Ok((near, 0));
+        }
+        let papers = self.library.papers();
+        let read_keys: Arc<Vec<String>> = match &self.known_keys {
+            Some(keys) => keys.clone(),
+            None => Arc::new(papers.keys(KEYS_READ)?),
+        };
+        let known = read_keys.iter().chain(&bib.declared).map(String::as_str).chain(bib.papers.iter().map(|p| p.key.as_str()));
+        let index = rules::KeyIndex::new(known);
+        let (mut compared, mut not_looked_for) = (0, 0usize);
+        for key in unknown {
+            if compared >= NEAR_MISS_WORK {
+                not_looked_for += 1;
+                continue;
+            }
+            let found = index.near_misses(key, &mut compared);
+            // A key read from the index may belong to a paper since removed.
+            let kept = found.into_iter().filter(|k| declares(k) || papers.paper_by_key(k).ok().flatten().is_some()).map(str::to_string);
+            near.insert(key.to_string(), kept.collect());
+        }
+        Ok((near, not_looked_for))
+    }
+
     /// Scores every sentence (from `cache` when it is unchanged), records
     /// each citation's support, flags weak ones and offers the sentence's
     /// best papers for unknown keys and weak citations; false when `stop`
@@ -243,43 +271,17 @@ impl<'a> Checker<'a> {
         notices: &mut Vec<String>,
         stop: &dyn Fn() -> bool,
     ) -> Result<bool> {
-        let scorer = Scorer::new(rec);
-        let id_of = |key: &str| resolved.get(key).and_then(|r| r.record.as_ref()).map(|p| p.id.clone());
-        let mut wanted = std::collections::HashSet::new();
-        let mut scored_sentences: Vec<Option<Arc<Scored>>> = Vec::with_capacity(draft.sentences.len());
-        for s in &draft.sentences {
-            let ids: Vec<String> = s.keys.iter().filter_map(|k| id_of(k)).collect();
-            let cache_key = (s.text.clone(), ids.clone());
-            wanted.insert(cache_key.clone());
-            let scored = match cache.scored.get(&cache_key) {
-                Some(hit) => Some(hit.clone()),
-                None if stop() => return Ok(false),
-                None => match scorer.score(Query::new(s.text.clone()), &ids) {
-                    Ok(scored) => {
-                        let scored = Arc::new(scored);
-                        cache.scored.insert(cache_key, scored.clone());
-                        Some(scored)
-                    }
-                    // A sentence with no words to match (a citation alone on its line).
-                    Err(crate::error::Error::InvalidQuery(why)) => {
-                        notices.push(format!("a sentence was not scored: {why}"));
-                        None
-                    }
-                    Err(e) => return Err(e),
-                },
-            };
-            scored_sentences.push(scored);
-        }
-        cache.keep_only(&wanted);
+        let Some(scored_sentences) = score_sentences(rec, draft, resolved, cache, notices, stop)? else { return Ok(false) };
+        // What a sentence offers its unknown keys: the same for each of them.
+        let mut offered: HashMap<usize, Vec<Suggestion>> = HashMap::new();
         for (i, c) in draft.citations.iter().enumerate() {
-            let Some(scored) = &scored_sentences[c.sentence] else { continue };
+            let Some((scored, cited)) = &scored_sentences[c.sentence] else { continue };
             let sentence = &draft.sentences[c.sentence];
-            let cited: Vec<String> = sentence.keys.iter().filter_map(|k| id_of(k)).collect();
             let r = &resolved[&c.key];
             if let Some(f) =
                 per_citation[i].iter_mut().find(|f| f.kind == Kind::UnknownKey && f.suggestions.iter().all(|s| s.why != finding::RENAMED))
             {
-                for offer in self.offers(scored, "", &cited) {
+                for offer in offered.entry(c.sentence).or_insert_with(|| self.offers(scored, "", cited)).iter().cloned() {
                     // A near miss that also fits the sentence is said once, with its paper.
                     match f.suggestions.iter_mut().find(|s| s.key == offer.key) {
                         Some(s) => {
@@ -292,7 +294,7 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let Some(record) = &r.record else { continue };
-            let Some(support) = scored.support(&record.id, &cited) else { continue };
+            let Some(support) = scored.support(&record.id, cited) else { continue };
             supports[i] = Some(support);
             if support.weak {
                 let mut f = rules::at(
@@ -301,7 +303,7 @@ impl<'a> Checker<'a> {
                     Severity::Warning,
                     format!(
                         "`{}` (“{}”) fits its sentence weakly (support {:.2}): “{}”",
-                        c.key,
+                        rules::shown(&c.key),
                         record.title,
                         support.score,
                         plain_sentence(&sentence.text)
@@ -309,7 +311,7 @@ impl<'a> Checker<'a> {
                     "check that the paper says what the sentence claims; the papers below fit it better",
                 );
                 f.best_match = self.best_match(&record.id, &record.abstract_text, scored);
-                f.suggestions = self.offers(scored, &record.id, &cited);
+                f.suggestions = self.offers(scored, &record.id, cited);
                 per_citation[i].push(f);
             }
         }
@@ -353,6 +355,113 @@ impl<'a> Checker<'a> {
             .next()
             .map(|s| format!("its abstract: “{s}”"))
     }
+}
+
+/// What the check could not read of the draft, each in one line that names
+/// the file (and the line, or the limit).
+fn draft_notices(file: &str, draft: &Draft) -> Vec<String> {
+    let mut notices: Vec<String> = draft.unread.iter().map(|(line, why)| format!("{file}:{line}: {why}")).collect();
+    if draft.unread_over > 0 {
+        notices.push(format!("{file}: {} more citations whose keys are not read", draft.unread_over));
+    }
+    if draft.left_out > 0 {
+        let max = crate::limits::CHECK_CITATIONS;
+        notices.push(format!(
+            "{file}: {} citations, over the limit of {max} checked in one draft; only the first {max} are checked",
+            draft.total()
+        ));
+    }
+    notices
+}
+
+/// Each citation's record findings: an unknown key (with its near misses),
+/// a mismatched entry (at the key's first citation), a retracted paper; and
+/// the duplicates, at the first citation of the key to drop.
+fn record_findings(
+    draft: &Draft,
+    resolved: &HashMap<String, Resolved>,
+    near: &HashMap<String, Vec<String>>,
+    bib_name: &str,
+) -> Vec<Vec<Finding>> {
+    let mut per_citation: Vec<Vec<Finding>> = vec![Vec::new(); draft.citations.len()];
+    // The first citation of each key.
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    let mut firsts = Vec::new();
+    for (i, c) in draft.citations.iter().enumerate() {
+        let r = &resolved[&c.key];
+        let first = !first_of.contains_key(c.key.as_str());
+        if first {
+            first_of.insert(c.key.as_str(), i);
+            firsts.push(c);
+        }
+        per_citation[i].extend(rules::unknown_key(c, r, bib_name, near.get(&c.key).map_or(&[][..], Vec::as_slice)));
+        if first {
+            per_citation[i].extend(rules::mismatch(c, r, bib_name));
+        }
+        per_citation[i].extend(rules::retracted(c, r));
+    }
+    for f in rules::duplicates(&firsts, resolved) {
+        if let Some(&i) = first_of.get(f.key.as_str()) {
+            per_citation[i].push(f);
+        }
+    }
+    per_citation
+}
+
+/// Each sentence's scores (from `cache` when it is unchanged, else scored
+/// and kept there) with its cited papers that bear on them; none when
+/// `stop` stopped it.
+#[allow(clippy::type_complexity)]
+fn score_sentences(
+    rec: &Recommender,
+    draft: &Draft,
+    resolved: &HashMap<String, Resolved>,
+    cache: &mut SupportCache,
+    notices: &mut Vec<String>,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<Vec<Option<(Arc<Scored>, Vec<String>)>>>> {
+    let scorer = Scorer::new(rec);
+    let id_of = |key: &str| resolved.get(key).and_then(|r| r.record.as_ref()).map(|p| p.id.clone());
+    let mut wanted = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(draft.sentences.len());
+    for s in &draft.sentences {
+        let ids: Vec<String> = s.keys.iter().filter_map(|k| id_of(k)).collect();
+        let cache_key = (s.text.clone(), ids);
+        let scored = match cache.scored.get(&cache_key) {
+            Some(hit) => Some(hit.clone()),
+            None if stop() => return Ok(None),
+            None => match scorer.score(Query::new(s.text.clone()), &cache_key.1) {
+                Ok(mut scored) => {
+                    // A check reads the alternatives, never the fused list: not kept for each sentence.
+                    scored.fused = Vec::new();
+                    let scored = Arc::new(scored);
+                    cache.scored.insert(cache_key.clone(), scored.clone());
+                    Some(scored)
+                }
+                // A sentence with no words to match (a citation alone on its line).
+                Err(crate::error::Error::InvalidQuery(why)) => {
+                    notices.push(format!("a sentence was not scored: {why}"));
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        out.push(scored.map(|scored| {
+            let cited = cited_near(&scored, &cache_key.1);
+            (scored, cited)
+        }));
+        wanted.insert(cache_key);
+    }
+    cache.keep_only(&wanted);
+    Ok(Some(out))
+}
+
+/// The papers of `cited` that can be among `scored`'s alternatives (the
+/// best papers and their works' records): what a paper's support and the
+/// offers are scored beside, the same as with every cited paper, whatever
+/// the number of keys of the sentence.
+fn cited_near(scored: &Scored, cited: &[String]) -> Vec<String> {
+    cited.iter().filter(|id| scored.top.contains(id) || scored.works.values().any(|records| records.contains(id))).cloned().collect()
 }
 
 /// A sentence as a reader says it: citation markup removed, and no space

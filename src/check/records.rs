@@ -2,7 +2,7 @@
 //! record (by the entry's DOI, else by the key) and what the library says
 //! of the key.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::corpus::Paper;
@@ -51,6 +51,16 @@ impl Bibliography {
         self.papers.iter().find(|p| p.key == key)
     }
 
+    /// Its entries by key (the first of a key, as [`Bibliography::entry`]
+    /// finds it): for looking many keys up.
+    pub fn entries_by_key(&self) -> HashMap<&str, &Paper> {
+        let mut by_key = HashMap::with_capacity(self.papers.len());
+        for p in &self.papers {
+            by_key.entry(p.key.as_str()).or_insert(p);
+        }
+        by_key
+    }
+
     pub fn declares(&self, key: &str) -> bool {
         self.declared.contains(key) || self.entry(key).is_some()
     }
@@ -86,7 +96,13 @@ pub struct Resolved {
 
 impl Resolved {
     pub fn of(key: &str, bib: &Bibliography, papers: &PaperIndex) -> Result<Resolved> {
-        let entry = bib.entry(key).cloned();
+        Resolved::with_entry(key, bib.entry(key), bib.declares(key), papers)
+    }
+
+    /// [`Resolved::of`] with the bibliography's entry of `key` and whether
+    /// it declares the key, as the caller looked them up.
+    pub fn with_entry(key: &str, entry: Option<&Paper>, declared: bool, papers: &PaperIndex) -> Result<Resolved> {
+        let entry = entry.cloned();
         let by_doi_record = match entry.as_ref().filter(|e| !e.doi.is_empty()) {
             Some(e) => papers.paper_by_doi(&e.doi)?,
             None => None,
@@ -97,7 +113,7 @@ impl Resolved {
             None => papers.paper_by_key(key)?,
         };
         let status = if record.as_ref().is_some_and(|r| r.key == key) { KeyStatus::Known } else { papers.key_status(key)? };
-        Ok(Resolved { key: key.to_string(), declared: bib.declares(key), entry, record, by_doi, status })
+        Ok(Resolved { key: key.to_string(), declared, entry, record, by_doi, status })
     }
 
     /// The paper the key stands for: the library's record, else the entry.

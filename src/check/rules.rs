@@ -1,13 +1,22 @@
 //! The record checks of a citation: unknown keys (with near-misses),
 //! mismatched entries, duplicated works and retracted papers. Pure: every
 //! key is resolved before ([`super::records`]).
+//!
+//! Each rule costs a draft's citations once: near misses are looked up in
+//! the known keys of about the cited key's length ([`KeyIndex`]), and
+//! duplicates are found through what two records of one work share (their
+//! record, their title, a piece of their title), not by comparing every
+//! cited key with every other.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::citing::Citation;
 use super::finding::{Finding, Kind, Severity, Suggestion, NEAR_MISS, RENAMED};
 use super::records::Resolved;
-use crate::corpus::work::{first_authors_agree, is_preprint, same_work, titles_agree, years_agree, Strictness};
+use crate::corpus::work::{
+    first_authors_agree, fold, is_preprint, same_work, title_key, titles_agree, years_agree, Strictness, MIN_TITLE_CHARS,
+};
 use crate::corpus::Paper;
 use crate::index::paper_index::KeyStatus;
 
@@ -32,19 +41,29 @@ pub fn at(c: &Citation, kind: Kind, severity: Severity, message: String, fix: im
     }
 }
 
-/// An unknown key's finding (its renamed key or near-misses among `keys`
-/// as suggestions); none when the key is known.
-pub fn unknown_key(c: &Citation, r: &Resolved, bib_name: &str, keys: &[&str]) -> Option<Finding> {
+/// A cited key as a message shows it: a control character (a NUL, …),
+/// which a terminal would not show, written as its escape (`\u{0}`).
+pub fn shown(key: &str) -> Cow<'_, str> {
+    if !key.chars().any(char::is_control) {
+        return Cow::Borrowed(key);
+    }
+    Cow::Owned(key.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect())
+}
+
+/// An unknown key's finding (its renamed key, else `near_misses`, as
+/// suggestions); none when the key is known.
+pub fn unknown_key(c: &Citation, r: &Resolved, bib_name: &str, near_misses: &[String]) -> Option<Finding> {
     if !r.unknown() {
         return None;
     }
+    let key = shown(&c.key);
     if let KeyStatus::Renamed(new) = &r.status {
         let mut f = at(
             c,
             Kind::UnknownKey,
             Severity::Error,
-            format!("`{}` is in neither {bib_name} nor the library: its paper's key is `{new}` now", c.key),
-            format!("replace `{}` with `{new}`", c.key),
+            format!("`{key}` is in neither {bib_name} nor the library: its paper's key is `{new}` now"),
+            format!("replace `{key}` with `{new}`"),
         );
         f.suggestions.push(Suggestion {
             key: new.clone(),
@@ -60,13 +79,13 @@ pub fn unknown_key(c: &Citation, r: &Resolved, bib_name: &str, keys: &[&str]) ->
         c,
         Kind::UnknownKey,
         Severity::Error,
-        format!("`{}` is in neither {bib_name} nor the library", c.key),
+        format!("`{key}` is in neither {bib_name} nor the library"),
         "replace it with a key the library knows (suggestions below), or import its paper",
     );
-    f.suggestions = near_misses(&c.key, keys)
-        .into_iter()
+    f.suggestions = near_misses
+        .iter()
         .map(|k| Suggestion {
-            key: k.to_string(),
+            key: k.clone(),
             id: String::new(),
             title: String::new(),
             why: NEAR_MISS.into(),
@@ -77,24 +96,92 @@ pub fn unknown_key(c: &Citation, r: &Resolved, bib_name: &str, keys: &[&str]) ->
     Some(f)
 }
 
+/// The edits a near miss of a key of `len` characters may be off by.
+fn allowed_edits(len: usize) -> usize {
+    (len / 5).clamp(1, 3)
+}
+
 /// The keys of `keys` closest to `typed` (a letter or two off; case
 /// aside), closest first, at most [`NEAR_MISSES`].
 pub fn near_misses<'k>(typed: &str, keys: &[&'k str]) -> Vec<&'k str> {
+    closest(typed, keys.iter().copied())
+}
+
+/// The keys near misses are looked up among, by their length in
+/// characters: a key is compared only with those an edit or three can
+/// make it (its length, give or take [`allowed_edits`]).
+pub struct KeyIndex<'k> {
+    /// (characters, key), sorted, without repeats.
+    keys: Vec<(usize, &'k str)>,
+}
+
+impl<'k> KeyIndex<'k> {
+    pub fn new(keys: impl IntoIterator<Item = &'k str>) -> KeyIndex<'k> {
+        let mut keys: Vec<(usize, &str)> = keys.into_iter().map(|k| (k.chars().count(), k)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        KeyIndex { keys }
+    }
+
+    /// [`near_misses`] among the keys; `compared` counts the keys compared.
+    pub fn near_misses(&self, typed: &str, compared: &mut usize) -> Vec<&'k str> {
+        let len = typed.chars().count();
+        let allowed = allowed_edits(len);
+        let from = self.keys.partition_point(|&(n, _)| n + allowed < len);
+        let to = self.keys.partition_point(|&(n, _)| n <= len + allowed).max(from);
+        *compared += to - from;
+        closest(typed, self.keys[from..to].iter().map(|&(_, k)| k))
+    }
+}
+
+/// [`near_misses`] of `typed` among `keys`.
+fn closest<'k>(typed: &str, keys: impl Iterator<Item = &'k str>) -> Vec<&'k str> {
     let typed_lower = typed.to_lowercase();
     let len = typed.chars().count();
-    let allowed = (len / 5).clamp(1, 3);
+    let allowed = allowed_edits(len);
+    let typed_bag = bag(typed_lower.chars());
     let mut close: Vec<(usize, &str)> = keys
-        .iter()
         // An edit changes the length by one at most: most keys are out by length alone.
-        .filter(|k| **k != typed && k.len().abs_diff(typed.len()) <= allowed * 4 && k.chars().count().abs_diff(len) <= allowed)
+        .filter(|k| *k != typed && k.len().abs_diff(typed.len()) <= allowed * 4 && k.chars().count().abs_diff(len) <= allowed)
+        // And most of the rest by the letters they hold, before their distance is counted.
+        .filter(|k| bag_bound(&typed_bag, k) <= allowed)
         .filter_map(|k| {
             let d = strsim::damerau_levenshtein(&typed_lower, &k.to_lowercase());
-            (d <= allowed).then_some((d, *k))
+            (d <= allowed).then_some((d, k))
         })
         .collect();
     close.sort();
     close.dedup_by(|a, b| a.1 == b.1);
     close.into_iter().take(NEAR_MISSES).map(|(_, k)| k).collect()
+}
+
+/// The bucket of a character in a [`bag`] (a final sigma with sigma: the
+/// one letter whose lower case depends on its place in a word).
+fn bucket(c: char) -> usize {
+    let c = if c == 'ς' { 'σ' } else { c };
+    u32::from(c) as usize % 64
+}
+
+/// The characters of a string, counted in 64 buckets.
+fn bag(chars: impl Iterator<Item = char>) -> [i32; 64] {
+    let mut counts = [0; 64];
+    for c in chars {
+        counts[bucket(c)] += 1;
+    }
+    counts
+}
+
+/// A lower bound of the edit distance between the lower-cased string whose
+/// [`bag`] is `typed` and `key` lower-cased: the characters one holds more
+/// of than the other. An insertion, a deletion or a substitution lowers
+/// each side's excess by one at most, and a transposition not at all.
+fn bag_bound(typed: &[i32; 64], key: &str) -> usize {
+    let mut excess = *typed;
+    for c in key.chars().flat_map(char::to_lowercase) {
+        excess[bucket(c)] -= 1;
+    }
+    let (more, fewer) = excess.iter().fold((0, 0), |(more, fewer), &d| if d > 0 { (more + d, fewer) } else { (more, fewer - d) });
+    more.max(fewer) as usize
 }
 
 /// The entry and the library's record of its DOI disagree: on the title
@@ -106,14 +193,14 @@ pub fn mismatch(c: &Citation, r: &Resolved, bib_name: &str) -> Option<Finding> {
         return None;
     }
     let doi = &entry.doi;
+    let key = shown(&c.key);
     if !titles_agree(&entry.title, &record.title) {
         let mut f = at(
             c,
             Kind::Mismatch,
             Severity::Error,
             format!(
-                "`{}`: its DOI {doi} is “{}”{} in the library, but {bib_name} titles it “{}”",
-                c.key,
+                "`{key}`: its DOI {doi} is “{}”{} in the library, but {bib_name} titles it “{}”",
                 record.title,
                 by_line(record),
                 entry.title
@@ -129,7 +216,7 @@ pub fn mismatch(c: &Citation, r: &Resolved, bib_name: &str) -> Option<Finding> {
             c,
             Kind::Mismatch,
             Severity::Warning,
-            format!("`{}`: {bib_name} says {}, the library record of DOI {doi} says {}", c.key, year(entry.year), year(record.year)),
+            format!("`{key}`: {bib_name} says {}, the library record of DOI {doi} says {}", year(entry.year), year(record.year)),
             "correct the entry's year",
         ));
     }
@@ -139,7 +226,7 @@ pub fn mismatch(c: &Citation, r: &Resolved, bib_name: &str) -> Option<Finding> {
             c,
             Kind::Mismatch,
             Severity::Warning,
-            format!("`{}`: {bib_name} names {} first, the library record of DOI {doi} names {}", c.key, first(entry), first(record)),
+            format!("`{key}`: {bib_name} names {} first, the library record of DOI {doi} names {}", first(entry), first(record)),
             "correct the entry's authors",
         ));
     }
@@ -157,32 +244,116 @@ fn by_line(p: &Paper) -> String {
     }
 }
 
+/// Earlier cited keys a key is compared with for [`duplicates`], at most:
+/// the ones that share its record, its title or a piece of its title,
+/// earliest first. More would be a cluster of one work that no writer
+/// cites, each pair one more finding.
+pub const PARTNERS: usize = 32;
+
+/// The characters of a title piece that [`duplicates`] looks titles up by.
+const GRAM: usize = 8;
+
 /// Keys that are one work: the same work under two keys, or a preprint
 /// cited beside its published version. One finding per pair, at the first
 /// citation of the key to drop (the later one; the preprint).
 pub fn duplicates(first_citation: &[&Citation], resolved: &HashMap<String, Resolved>) -> Vec<Finding> {
+    let papers: Vec<Option<&Paper>> = first_citation.iter().map(|c| resolved.get(&c.key).and_then(Resolved::paper)).collect();
     let mut out = Vec::new();
-    for (i, a) in first_citation.iter().enumerate() {
-        let Some(pa) = resolved.get(&a.key).and_then(Resolved::paper) else { continue };
-        for b in &first_citation[i + 1..] {
-            let Some(pb) = resolved.get(&b.key).and_then(Resolved::paper) else { continue };
-            let same_record = !pa.id.is_empty() && pa.id == pb.id;
-            if same_record || same_work(pa, pb, Strictness::Exact) {
-                let message = format!("`{}` and `{}` are one work (“{}”)", b.key, a.key, pb.title);
-                out.push(duplicate(b, a, message, "cite it under one key"));
-            } else if is_preprint(pa) != is_preprint(pb) && same_work(pa, pb, Strictness::Loose) {
-                let (pre, publ, pre_paper) = if is_preprint(pa) { (a, b, pa) } else { (b, a, pb) };
-                let message = format!("`{}` is the preprint of `{}` (“{}”), and both are cited", pre.key, publ.key, pre_paper.title);
-                out.push(duplicate(pre, publ, message, "cite the published version"));
-            }
+    for (i, j) in candidate_pairs(&papers) {
+        if let (Some(pa), Some(pb)) = (papers[i], papers[j]) {
+            out.extend(duplicate_pair(first_citation[i], pa, first_citation[j], pb));
         }
     }
     out
 }
 
+/// The duplicate finding of the keys `a` (cited first) and `b`, if they are
+/// one work.
+fn duplicate_pair(a: &Citation, pa: &Paper, b: &Citation, pb: &Paper) -> Option<Finding> {
+    let same_record = !pa.id.is_empty() && pa.id == pb.id;
+    if same_record || same_work(pa, pb, Strictness::Exact) {
+        let message = format!("`{}` and `{}` are one work (“{}”)", shown(&b.key), shown(&a.key), pb.title);
+        return Some(duplicate(b, a, message, "cite it under one key"));
+    }
+    if is_preprint(pa) != is_preprint(pb) && same_work(pa, pb, Strictness::Loose) {
+        let (pre, publ, pre_paper) = if is_preprint(pa) { (a, b, pa) } else { (b, a, pb) };
+        let message =
+            format!("`{}` is the preprint of `{}` (“{}”), and both are cited", shown(&pre.key), shown(&publ.key), pre_paper.title);
+        return Some(duplicate(pre, publ, message, "cite the published version"));
+    }
+    None
+}
+
+/// The pairs (earlier, later) of `papers` that may be one work, in order:
+/// each paper with at most [`PARTNERS`] earlier ones that share its record
+/// id, its title's letters and digits ([`Strictness::Exact`]), or, a
+/// preprint beside a publication, the first [`GRAM`] characters of a piece
+/// of the earlier one's title. A title [`Strictness::Loose`] takes is one
+/// that holds the other within `k` edits, and `k` edits change at most `k`
+/// of its `k + 1` pieces: one piece stands whole, and its first characters
+/// find the pair. Each paper is looked up in maps: linear in the papers.
+fn candidate_pairs(papers: &[Option<&Paper>]) -> Vec<(usize, usize)> {
+    let folded: Vec<Vec<char>> = papers.iter().map(|p| p.map_or_else(Vec::new, |p| fold(&p.title).chars().collect())).collect();
+    let preprint: Vec<bool> = papers.iter().map(|p| p.is_some_and(is_preprint)).collect();
+    let titles: Vec<Option<String>> =
+        papers.iter().map(|p| p.map(|p| title_key(&p.title)).filter(|t| t.chars().count() >= MIN_TITLE_CHARS)).collect();
+    let mut by_id: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_title: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_piece: HashMap<(bool, &[char]), Vec<usize>> = HashMap::new();
+    for (i, p) in papers.iter().enumerate() {
+        let Some(p) = p else { continue };
+        if !p.id.is_empty() {
+            by_id.entry(p.id.as_str()).or_default().push(i);
+        }
+        if let Some(t) = &titles[i] {
+            by_title.entry(t.as_str()).or_default().push(i);
+        }
+        for gram in piece_starts(&folded[i]) {
+            by_piece.entry((preprint[i], gram)).or_default().push(i);
+        }
+    }
+    let mut pairs = Vec::new();
+    for (j, p) in papers.iter().enumerate() {
+        let Some(p) = p else { continue };
+        let mut earlier: Vec<usize> = Vec::new();
+        if !p.id.is_empty() {
+            earlier.extend(before(by_id.get(p.id.as_str()), j));
+        }
+        if let Some(t) = &titles[j] {
+            earlier.extend(before(by_title.get(t.as_str()), j));
+        }
+        for gram in folded[j].windows(GRAM) {
+            earlier.extend(before(by_piece.get(&(!preprint[j], gram)), j));
+        }
+        earlier.sort_unstable();
+        earlier.dedup();
+        pairs.extend(earlier.into_iter().take(PARTNERS).map(|i| (i, j)));
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// The first [`PARTNERS`] of `list` (ascending) that come before `j`.
+fn before(list: Option<&Vec<usize>>, j: usize) -> impl Iterator<Item = usize> + '_ {
+    list.into_iter().flatten().copied().take_while(move |&i| i < j).take(PARTNERS)
+}
+
+/// The first [`GRAM`] characters of each of the `k + 1` pieces of a folded
+/// title, `k` the edits [`Strictness::Loose`] allows it (none for a title
+/// too short to name a work).
+fn piece_starts(title: &[char]) -> Vec<&[char]> {
+    let n = title.len();
+    if n < MIN_TITLE_CHARS {
+        return Vec::new();
+    }
+    let pieces = (n / 25).max(1) + 1;
+    (0..pieces).map(|p| p * n / pieces).filter(|&s| s + GRAM <= n).map(|s| &title[s..s + GRAM]).collect()
+}
+
 /// A duplicate at `drop`'s citation, keeping `keep`'s key.
 fn duplicate(drop: &Citation, keep: &Citation, message: String, what: &str) -> Finding {
-    let mut f = at(drop, Kind::Duplicate, Severity::Warning, message, format!("{what}: replace `{}` with `{}`", drop.key, keep.key));
+    let fix = format!("{what}: replace `{}` with `{}`", shown(&drop.key), shown(&keep.key));
+    let mut f = at(drop, Kind::Duplicate, Severity::Warning, message, fix);
     f.keep = Some(keep.key.clone());
     f
 }
@@ -196,7 +367,7 @@ pub fn retracted(c: &Citation, r: &Resolved) -> Option<Finding> {
         c,
         Kind::Retracted,
         Severity::Error,
-        format!("`{}` (“{}”) is retracted: {source}", c.key, p.title),
+        format!("`{}` (“{}”) is retracted: {source}", shown(&c.key), p.title),
         "remove the citation, or cite it as retracted (with its retraction notice)",
     ))
 }
@@ -211,5 +382,182 @@ mod tests {
         assert_eq!(near_misses("smith2020taging", &keys), ["Smith2020Tagging", "smith2020tagging", "smith2021tagging"]);
         assert!(near_misses("xyz", &keys).is_empty());
         assert_eq!(near_misses("do2019", &keys), ["doe2019"]);
+    }
+
+    /// A little generator of numbers below `m`.
+    fn numbers(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut state = seed;
+        move |m: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % m
+        }
+    }
+
+    /// Keys made from a little generator: families of a stem with a letter
+    /// or two changed, and keys of every length.
+    fn generated_keys(n: usize) -> Vec<String> {
+        let mut next = numbers(7);
+        let letters: Vec<char> = "abcdeÉfghijklmnopqrstuvwxyz0123456789".chars().collect();
+        (0..n)
+            .map(|i| {
+                let len = 3 + (i % 20);
+                let mut key: Vec<char> = (0..len).map(|p| letters[(p * 7 + i / 40) % letters.len()]).collect();
+                for _ in 0..next(3) {
+                    let at = next(key.len() as u64) as usize;
+                    key[at] = letters[next(letters.len() as u64) as usize];
+                }
+                if next(4) == 0 {
+                    key[0] = key[0].to_uppercase().next().unwrap_or(key[0]);
+                }
+                key.into_iter().collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_key_index_finds_what_a_comparison_with_every_key_finds_comparing_fewer() {
+        let keys = generated_keys(4000);
+        let all: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let index = KeyIndex::new(all.iter().copied());
+        let mut typed: Vec<String> = keys.iter().step_by(7).cloned().collect();
+        typed.extend(["smith2020".to_string(), "x".to_string()]);
+        let mut compared = 0;
+        for t in &typed {
+            assert_eq!(index.near_misses(t, &mut compared), near_misses(t, &all), "{t}");
+        }
+        let n = typed.len();
+        assert!(compared < n * all.len() / 2, "{compared} keys compared for {n} keys typed among {}", all.len());
+    }
+
+    #[test]
+    fn the_letters_a_key_holds_bound_its_distance_from_below() {
+        let keys = generated_keys(300);
+        for a in keys.iter().step_by(3) {
+            let lower = a.to_lowercase();
+            let typed = bag(lower.chars());
+            for b in &keys {
+                let d = strsim::damerau_levenshtein(&lower, &b.to_lowercase());
+                assert!(bag_bound(&typed, b) <= d, "{a} {b}");
+            }
+        }
+        assert_eq!(bag_bound(&bag("abc".chars()), "ACB"), 0, "a transposition keeps the letters");
+        assert_eq!(bag_bound(&bag("abc".chars()), "abxy"), 2);
+    }
+
+    fn paper(id: &str, title: &str, year: i32, preprint: bool) -> Paper {
+        Paper {
+            id: id.into(),
+            title: title.into(),
+            year: Some(year),
+            venue: if preprint { "arXiv".into() } else { "Proceedings".into() },
+            ..Paper::default()
+        }
+    }
+
+    fn cited(papers: &[Paper]) -> (Vec<Citation>, HashMap<String, Resolved>) {
+        let citations: Vec<Citation> = (0..papers.len())
+            .map(|i| Citation { key: format!("k{i}"), range: i * 10..i * 10 + 2, line: i + 1, column: 1, sentence: i })
+            .collect();
+        let resolved = papers
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let key = format!("k{i}");
+                let r = Resolved {
+                    key: key.clone(),
+                    entry: Some(p.clone()),
+                    record: None,
+                    by_doi: false,
+                    declared: true,
+                    status: KeyStatus::Unknown,
+                };
+                (key, r)
+            })
+            .collect();
+        (citations, resolved)
+    }
+
+    /// Every pair compared, as the rule reads.
+    fn every_pair(first: &[&Citation], resolved: &HashMap<String, Resolved>) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for (i, a) in first.iter().enumerate() {
+            let Some(pa) = resolved.get(&a.key).and_then(Resolved::paper) else { continue };
+            for b in &first[i + 1..] {
+                let Some(pb) = resolved.get(&b.key).and_then(Resolved::paper) else { continue };
+                out.extend(duplicate_pair(a, pa, b, pb));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn duplicates_found_through_the_maps_are_those_of_every_pair() {
+        // Titles of random letters, each cited a few times over: the same
+        // record, the same title in other case and punctuation, a letter or
+        // two off, as a preprint, in other years.
+        let mut next = numbers(11);
+        let stems: Vec<String> = (0..40)
+            .map(|_| {
+                let len = 26 + next(60) as usize;
+                (0..len).map(|p| if p % 6 == 5 { ' ' } else { (b'a' + next(26) as u8) as char }).collect()
+            })
+            .collect();
+        let papers: Vec<Paper> = (0..300)
+            .map(|i| {
+                let stem = next(stems.len() as u64) as usize;
+                let mut title: Vec<char> = stems[stem].chars().collect();
+                match next(5) {
+                    0 => title = title.iter().flat_map(|c| c.to_uppercase()).collect(),
+                    1 => {
+                        let at = next(title.len() as u64) as usize;
+                        title[at] = 'z';
+                    }
+                    2 => {
+                        let at = next(title.len() as u64) as usize;
+                        title.remove(at);
+                        title.insert(next(title.len() as u64) as usize, '-');
+                    }
+                    _ => {}
+                }
+                let id = if next(6) == 0 { format!("record{stem}") } else { format!("p{i}") };
+                paper(&id, &title.into_iter().collect::<String>(), 2018 + next(4) as i32, next(3) == 0)
+            })
+            .collect();
+        let (citations, resolved) = cited(&papers);
+        let first: Vec<&Citation> = citations.iter().collect();
+        let found = duplicates(&first, &resolved);
+        assert!(found.len() > 50, "the draft has duplicates to find: {}", found.len());
+        assert_eq!(found, every_pair(&first, &resolved));
+    }
+
+    #[test]
+    fn distinct_works_are_not_compared_pair_by_pair() {
+        // 5,000 cited works of distinct titles, half of them preprints: no
+        // pair is even a candidate (every pair was compared, 12.5 million).
+        let mut next = numbers(13);
+        let papers: Vec<Paper> = (0..5000)
+            .map(|i| {
+                let title: String = (0..30 + next(30)).map(|p| if p % 7 == 6 { ' ' } else { (b'a' + next(26) as u8) as char }).collect();
+                paper(&format!("p{i}"), &title, 2020, i % 2 == 0)
+            })
+            .collect();
+        let all: Vec<Option<&Paper>> = papers.iter().map(Some).collect();
+        assert!(candidate_pairs(&all).is_empty());
+        // Titles alike in their first words: each compared with its first few.
+        let alike: Vec<Paper> = (0..2000)
+            .map(|i| paper(&format!("q{i}"), &format!("A study of part-of-speech tagging, number {i}"), 2020, i % 2 == 0))
+            .collect();
+        let all: Vec<Option<&Paper>> = alike.iter().map(Some).collect();
+        assert!(candidate_pairs(&all).len() <= alike.len() * PARTNERS);
+        let (citations, resolved) = cited(&papers);
+        let first: Vec<&Citation> = citations.iter().collect();
+        assert!(duplicates(&first, &resolved).is_empty());
+    }
+
+    #[test]
+    fn a_key_with_a_control_character_is_shown_with_its_escape() {
+        assert_eq!(shown("smith2020"), "smith2020");
+        assert_eq!(shown("a\0b"), "a\\u{0}b");
+        assert_eq!(shown("tab\there"), "tab\\u{9}here");
     }
 }

@@ -213,6 +213,7 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     }
     let t0 = Instant::now();
     let lib = Library::open(lib_dir).with_context(|| format!("opening {}", lib_dir.display()))?;
+    super::hold_for_writing(&lib)?;
     let sitting = Sitting::new(t0, false);
     let outcome = hatten(&lib, &hatten_options(a), &sitting);
     sitting.bars.bar.finish_and_clear();
@@ -259,6 +260,7 @@ fn run_reranker(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     }
     let t0 = Instant::now();
     let lib = Library::open(lib_dir).with_context(|| format!("opening {}", lib_dir.display()))?;
+    super::hold_for_writing(&lib)?;
     let sitting = Sitting::new(t0, true);
     let outcome = reranker(&lib, &reranker_options(a), &sitting);
     sitting.bars.bar.finish_and_clear();

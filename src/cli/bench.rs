@@ -114,6 +114,13 @@ pub enum BenchWhat {
         #[command(flatten)]
         contexts: TimedContexts,
     },
+    /// The language server (`citewise lsp`, a process of its own) under a
+    /// storm of edits, as an editor sends them: full texts of a large
+    /// LaTeX document citing the library's keys, as fast as the server
+    /// takes them, a completion every so many; then shutdown and exit.
+    /// Reports the server's peak memory, its threads, the time to shutdown
+    /// and to exit, and completion latency during the storm
+    LspStorm(LspStormArgs),
     /// The whole pipeline's latency on contexts of a benchmark split, as
     /// the editor gets it: the first list shown (after the first channel),
     /// the fused list, and the final reranked answer; per K_r, and peak
@@ -152,6 +159,17 @@ pub enum BenchWhat {
         #[command(flatten)]
         contexts: TimedContexts,
     },
+    /// `check`'s record checks of generated drafts of each size, as its
+    /// cost grows with the citations: one paragraph with a citation on
+    /// each line, of keys a generated bibliography declares (each cited
+    /// twice, one in a hundred unknown), in a fresh empty library. Seconds,
+    /// milliseconds per thousand citations (flat when the check is linear)
+    /// and peak memory
+    CheckScale {
+        /// Citations of each draft, comma-separated
+        #[arg(long, value_delimiter = ',', default_value = "2500,5000,10000,20000")]
+        citations: Vec<usize>,
+    },
     /// Input-to-render latency of the editor while recommendations run in the background
     Keys {
         /// Library to recommend from [default: the --library / default library]
@@ -168,6 +186,29 @@ pub enum BenchWhat {
         #[arg(long, value_name = "WHAT")]
         encode: Option<KeysEncoding>,
     },
+}
+
+/// What `bench lsp-storm` sends.
+#[derive(Debug, Args)]
+pub struct LspStormArgs {
+    /// Library the server recommends from [default: the --library / default library]
+    #[arg(long, value_name = "DIR")]
+    library: Option<PathBuf>,
+    /// Full-text changes sent
+    #[arg(long, default_value_t = 3000)]
+    changes: usize,
+    /// The document's size, in KiB
+    #[arg(long, default_value_t = 1024)]
+    kib: usize,
+    /// A completion after every this many changes (0: none)
+    #[arg(long, default_value_t = 100)]
+    completion_every: usize,
+    /// Stages the server runs (its --stages) [default: every stage the library and models allow]
+    #[arg(long, value_delimiter = ',', value_name = "STAGES")]
+    stages: Vec<String>,
+    /// The server's config file (its --config) [default: the editor's]
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 /// The library and the benchmark contexts a latency bench times.
@@ -243,7 +284,9 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
         BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
         BenchWhat::Zotero { papers, items } => bench_zotero(papers, *items)?,
         BenchWhat::Check { contexts: c } => bench_check(c.library.as_deref(), &c.bench, &c.split, c.queries, models)?,
+        BenchWhat::CheckScale { citations } => bench_check_scale(citations)?,
         BenchWhat::Lsp { contexts: c } => bench_lsp(c.library.as_deref(), &c.bench, &c.split, c.queries)?,
+        BenchWhat::LspStorm(a) => bench_lsp_storm(a)?,
         BenchWhat::Pipeline { contexts: c, rerank_depth, threads } => on_threads(threads, &|| {
             bench_pipeline(c.library.as_deref(), &c.bench, &c.split, c.queries, rerank_depth, models.device_preference())
         })?,
@@ -336,6 +379,43 @@ fn bench_check(library: Option<&std::path::Path>, bench: &std::path::Path, split
         "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
     });
     println!("{out}");
+    Ok(())
+}
+
+/// `bench check-scale`: record checks of generated drafts of `sizes`
+/// citations each, one line of JSON for each size.
+fn bench_check_scale(sizes: &[usize]) -> Result<()> {
+    use crate::check::{Bibliography, Checker, SupportCache};
+    let dir = tempfile::tempdir()?;
+    let lib = Library::open_or_create(dir.path())?;
+    for &n in sizes {
+        let keys = n / 2 + 1;
+        let mut bib = String::new();
+        for k in 0..keys {
+            bib.push_str(&format!(
+                "@article{{key{k},\n  title = {{Generated Paper {k} on Tagging Parts of Speech}},\n  year = {{2020}}\n}}\n"
+            ));
+        }
+        let mut text = String::from("\\section{Generated}\n");
+        for i in 0..n {
+            let key = if i % 100 == 99 { format!("kye{}", i % keys) } else { format!("key{}", i % keys) };
+            text.push_str(&format!("Sentence {i} of the draft says something \\cite{{{key}}}.\n"));
+        }
+        let bib = Bibliography::parse(&bib);
+        let t = Instant::now();
+        let report = Checker::new(&lib).check("bench.tex", &text, CiteSyntax::Latex, &bib, &mut SupportCache::default())?;
+        let seconds = t.elapsed().as_secs_f64();
+        let out = serde_json::json!({
+            "citations": n,
+            "checked": report.citations.len(),
+            "findings": report.findings.len(),
+            "draft_bytes": text.len(),
+            "seconds": seconds,
+            "ms_per_1000_citations": seconds * 1e6 / n.max(1) as f64,
+            "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
+        });
+        println!("{out}");
+    }
     Ok(())
 }
 
@@ -494,6 +574,39 @@ fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: 
             "same_request_again": stat(t.iter().map(|x| x.again_ms).collect()),
             "stages": per_stage,
             "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
+        })
+    );
+    Ok(())
+}
+
+/// `bench lsp-storm`: a `citewise lsp` process of this binary, stormed
+/// ([`crate::lsp::latency::storm`]).
+fn bench_lsp_storm(a: &LspStormArgs) -> Result<()> {
+    let dir = library_dir(a.library.as_deref())?;
+    let (papers, keys) = {
+        let lib = Library::open(&dir)?;
+        let keys: Vec<String> = lib.papers().keys(50)?.into_iter().filter(|k| !k.is_empty()).collect();
+        (lib.papers().num_papers(), keys)
+    };
+    let mut server = std::process::Command::new(std::env::current_exe()?);
+    server.arg("--library").arg(&dir).arg("lsp");
+    if !a.stages.is_empty() {
+        server.arg("--stages").arg(a.stages.join(","));
+    }
+    if let Some(config) = &a.config {
+        server.arg("--config").arg(config);
+    }
+    let storm = crate::lsp::latency::Storm { changes: a.changes, bytes: a.kib << 10, completion_every: a.completion_every, keys };
+    let f = crate::lsp::latency::storm(server, &storm)?;
+    let q = |p| crate::eval::metrics::quantile(&f.completion_ms, p);
+    println!(
+        "{}",
+        serde_json::json!({
+            "papers": papers, "changes": f.changes, "document_kib": f.document_bytes >> 10, "sent_s": f.sent_s,
+            "completions": f.completion_ms.len(), "completions_cancelled": f.cancelled,
+            "completion_p50_ms": q(0.5), "completion_p95_ms": q(0.95), "completion_max_ms": q(1.0),
+            "shutdown_s": f.shutdown_s, "exit_s": f.exit_s,
+            "peak_rss_mb": f.peak_rss_bytes.map(|b| b as f64 / 1048576.0), "threads": f.threads, "exit_code": f.exit_code,
         })
     );
     Ok(())

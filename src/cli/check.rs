@@ -51,14 +51,16 @@ pub fn run(lib: &Arc<Library>, a: &CheckArgs, models: &Models) -> Result<u8> {
     let file = a.draft.display().to_string();
     let report = checker.check(&file, &text, syntax, &bib, &mut SupportCache::default())?;
     if a.json {
-        // Machine-readable: never through the colour adapter, which strips bytes.
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        // Machine-readable: never through the colour adapter, which strips
+        // bytes; written as it is made, not kept whole in memory first.
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
         out.flush()?;
     } else {
         // Styled for a terminal; `anstream` drops the styles when colour is off.
         let mut out = anstream::stdout().lock();
-        write!(out, "{}", text_report(&report))?;
+        write_text_report(&mut out, &report)?;
         out.flush()?;
     }
     Ok(report.exit_code() as u8)
@@ -74,45 +76,51 @@ fn named_bibliography(draft: &std::path::Path, text: &str) -> Result<PathBuf> {
 }
 
 /// Findings one per line (`file:line:column: severity: kind: message`),
-/// each with what to do and its suggestions, then a summary.
-pub fn text_report(report: &Report) -> String {
-    let mut s = String::new();
+/// each with what to do and its suggestions, then the notices and a
+/// summary: written to `out` a finding at a time.
+fn write_text_report(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     for f in &report.findings {
-        let severity = match f.severity {
-            crate::check::Severity::Error => ERROR,
-            crate::check::Severity::Warning => WARNING,
-            crate::check::Severity::Info => DIM,
-        };
-        s.push_str(&f.line(&report.file, |sev| paint(severity, sev)));
-        s.push('\n');
-        if let Some(m) = &f.best_match {
-            s.push_str(&format!("  {}\n", printable(m)));
-        }
-        s.push_str(&format!("  fix: {}\n", printable(&f.fix)));
-        for sug in &f.suggestions {
-            let support = sug.support.map(|x| format!(" (support {x:.2})")).unwrap_or_default();
-            let key = if sug.key.is_empty() { sug.id.as_str() } else { sug.key.as_str() };
-            let title = if sug.title.is_empty() { String::new() } else { format!(" “{}”", printable(&sug.title)) };
-            s.push_str(&format!("  → {key}{title}{support}: {}\n", sug.why));
-            for e in &sug.evidence {
-                s.push_str(&format!("      cited for: “{}”\n", printable(e)));
-            }
-        }
+        out.write_all(finding_text(&report.file, f).as_bytes())?;
     }
     for n in &report.notices {
-        s.push_str(&format!("note: {}\n", printable(n)));
+        writeln!(out, "note: {}", printable(n))?;
     }
     let count = |sev| report.findings.iter().filter(|f| f.severity == sev).count();
     let scored: Vec<f32> = report.citations.iter().filter_map(|c| c.support).collect();
     let support = if scored.is_empty() { String::new() } else { format!(", median support {:.2}", median(&scored)) };
-    s.push_str(&format!(
-        "{}: {} citations of {} keys, {} errors, {} warnings{support}\n",
+    writeln!(
+        out,
+        "{}: {} citations of {} keys, {} errors, {} warnings{support}",
         report.file,
         report.citations.len(),
         report.citations.iter().map(|c| &c.key).collect::<std::collections::HashSet<_>>().len(),
         count(crate::check::Severity::Error),
         count(crate::check::Severity::Warning),
-    ));
+    )
+}
+
+/// One finding's lines: where and what, what to do, its suggestions.
+fn finding_text(file: &str, f: &crate::check::Finding) -> String {
+    let severity = match f.severity {
+        crate::check::Severity::Error => ERROR,
+        crate::check::Severity::Warning => WARNING,
+        crate::check::Severity::Info => DIM,
+    };
+    let mut s = f.line(file, |sev| paint(severity, sev));
+    s.push('\n');
+    if let Some(m) = &f.best_match {
+        s.push_str(&format!("  {}\n", printable(m)));
+    }
+    s.push_str(&format!("  fix: {}\n", printable(&f.fix)));
+    for sug in &f.suggestions {
+        let support = sug.support.map(|x| format!(" (support {x:.2})")).unwrap_or_default();
+        let key = if sug.key.is_empty() { sug.id.as_str() } else { sug.key.as_str() };
+        let title = if sug.title.is_empty() { String::new() } else { format!(" “{}”", printable(&sug.title)) };
+        s.push_str(&format!("  → {key}{title}{support}: {}\n", sug.why));
+        for e in &sug.evidence {
+            s.push_str(&format!("      cited for: “{}”\n", printable(e)));
+        }
+    }
     s
 }
 

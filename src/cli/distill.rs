@@ -83,6 +83,7 @@ impl SampleProgress for Bars {
 
 pub fn run(lib_dir: &Path, a: &DistillArgs) -> Result<()> {
     let lib = Library::open(lib_dir).with_context(|| format!("opening {}", lib_dir.display()))?;
+    super::hold_for_writing(&lib)?;
     if a.remove {
         if remove(&lib)? {
             println!(

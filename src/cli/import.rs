@@ -35,6 +35,11 @@ pub struct ImportArgs {
     /// With --zotero: do not read PDF attachments
     #[arg(long, requires = "zotero")]
     pub no_pdfs: bool,
+    /// With --zotero: the folder of linked attachments (Zotero's "Linked
+    /// Attachment Base Directory"; default: the one Zotero's settings name).
+    /// Linked PDFs are read only inside it or inside the data directory
+    #[arg(long, value_name = "DIR", requires = "zotero")]
+    pub attachment_base: Option<PathBuf>,
     /// Re-read files that were already imported unchanged
     #[arg(long)]
     pub force: bool,
@@ -61,6 +66,7 @@ pub struct ImportArgs {
 pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     let t = Instant::now();
     let lib = Library::open_or_create(dir)?;
+    super::hold_for_writing(&lib)?;
     if let Some(zotero) = &a.zotero {
         return import_zotero(&lib, zotero, a, models);
     }
@@ -132,7 +138,8 @@ fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> 
         Some(f) => crate::tui::config::Config::load(&f)?,
         None => crate::tui::config::Config::default(),
     };
-    let options = ZoteroOptions { collection: a.collection.clone(), force: a.force, no_pdfs: a.no_pdfs, attachment_base: None };
+    let options =
+        ZoteroOptions { collection: a.collection.clone(), force: a.force, no_pdfs: a.no_pdfs, attachment_base: a.attachment_base.clone() };
     let make_key = crate::export::keys::make_key(config.key_style);
     eprintln!("reading Zotero's database in {} (a copy; Zotero's files are never written)", dir.display());
     let s = crate::library::zotero::sync(lib, &dir, &options, &make_key)?;

@@ -174,6 +174,7 @@ fn run(cli: &Cli) -> Result<()> {
         Some(Command::Lsp(a)) => lsp::run(&library_dir(cli)?, a, models),
         Some(Command::Embed(a)) => {
             let lib = open_library(cli)?;
+            hold_for_writing(&lib)?;
             if !a.fast {
                 import::encode_spans(&lib, &models)?;
             }
@@ -293,6 +294,17 @@ fn library_dir(cli: &Cli) -> Result<PathBuf> {
         Some(d) => Ok(d),
         None => Ok(Library::default_dir()?),
     }
+}
+
+/// Makes this command the one writer of `lib` for the rest of its run
+/// ([`crate::library::lock`]): while another process writes to it (an
+/// import, an editor's commit), it waits, saying for whom.
+pub fn hold_for_writing(lib: &Library) -> Result<()> {
+    let dir = lib.dir().display().to_string();
+    lib.writing().tell_waits(move |holder| {
+        eprintln!("waiting: {holder} is writing to the library at {dir}; this command goes on once it is done");
+    });
+    lib.writing().hold().with_context(|| format!("taking the write lock of the library at {}", lib.dir().display()))
 }
 
 fn open_library(cli: &Cli) -> Result<Arc<Library>> {

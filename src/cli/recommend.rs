@@ -48,7 +48,8 @@ fn at_least_one(s: &str) -> std::result::Result<usize, String> {
 /// The query text: the argument, standard input (`-`), or `--file`.
 fn query_text(a: &RecommendArgs) -> Result<String> {
     let bytes = match (&a.text, &a.file) {
-        (_, Some(path)) => std::fs::read(path).with_context(|| format!("{}: cannot read the query", path.display()))?,
+        (_, Some(path)) => crate::limits::read_regular(path, crate::limits::TEXT_FILE)
+            .with_context(|| format!("{}: cannot read the query", path.display()))?,
         (Some(t), None) if t == "-" => {
             let mut b = Vec::new();
             std::io::stdin().read_to_end(&mut b).context("cannot read the query from standard input")?;

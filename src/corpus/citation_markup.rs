@@ -7,7 +7,9 @@
 //! benchmark's `[CIT]`. Every reader of citation keys derives from here:
 //! the language server's diagnostics and offers, the editor's "already
 //! cited", the exporter, the LaTeX and Markdown evidence readers, and the
-//! query text a model sees ([`strip_citations`]).
+//! query text a model sees ([`strip_citations`]). A check reads a whole
+//! draft with [`scan_citations`]: under a budget of keys, and every
+//! citation whose keys are not read said with why, never dropped silently.
 //!
 //! **Invariant:** no other module writes a pattern for citation markup;
 //! a syntax this grammar does not know is added here, with a test.
@@ -133,8 +135,47 @@ pub struct LatexArguments {
 /// for `…cites`), each at most [`MAX_GROUP`] bytes. None: no key list
 /// follows.
 pub fn latex_arguments(s: &str, at: usize, name: &str) -> Option<LatexArguments> {
+    read_arguments(s, at, name, Reach::Group).ok()
+}
+
+/// How far a group of a citation command's arguments is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// Within [`MAX_GROUP`] bytes; a key list open to the text's end
+    /// within them is being typed.
+    Group,
+    /// To its close before its paragraph ends (a blank line: LaTeX ends an
+    /// argument there), however long: a key list of many keys.
+    Paragraph,
+}
+
+/// Why a citation command's arguments were not read, and where the read
+/// stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NotRead {
+    /// No key list follows: not a citation.
+    NoKeys { scanned_to: usize },
+    /// A group opened and was not closed within its reach; `key_list`: it
+    /// was a key list.
+    Unclosed { scanned_to: usize, key_list: bool },
+}
+
+impl NotRead {
+    fn scanned_to(self) -> usize {
+        match self {
+            NotRead::NoKeys { scanned_to } | NotRead::Unclosed { scanned_to, .. } => scanned_to,
+        }
+    }
+}
+
+/// [`latex_arguments`], each group read within `reach`.
+fn read_arguments(s: &str, at: usize, name: &str, reach: Reach) -> Result<LatexArguments, NotRead> {
     let b = s.as_bytes();
     let multi = name.trim_end_matches('*').ends_with("cites");
+    let end_of = |j: usize, open: u8, close: u8| match reach {
+        Reach::Group => group_end_within(b, j, open, close, MAX_GROUP).ok_or(b.len().min(j.saturating_add(MAX_GROUP))),
+        Reach::Paragraph => paragraph_group_end(b, j, open, close),
+    };
     let mut k = at;
     let mut key_lists = Vec::new();
     loop {
@@ -143,10 +184,10 @@ pub fn latex_arguments(s: &str, at: usize, name: &str) -> Option<LatexArguments>
             j += 1;
         }
         match b.get(j) {
-            Some(b'[') => k = group_end_within(b, j, b'[', b']', MAX_GROUP)?,
-            Some(b'(') if multi => k = group_end_within(b, j, b'(', b')', MAX_GROUP)?,
-            Some(b'{') => match group_end_within(b, j, b'{', b'}', MAX_GROUP) {
-                Some(e) => {
+            Some(b'[') => k = end_of(j, b'[', b']').map_err(|to| NotRead::Unclosed { scanned_to: to, key_list: false })?,
+            Some(b'(') if multi => k = end_of(j, b'(', b')').map_err(|to| NotRead::Unclosed { scanned_to: to, key_list: false })?,
+            Some(b'{') => match end_of(j, b'{', b'}') {
+                Ok(e) => {
                     key_lists.push(j + 1..e - 1);
                     k = e;
                     if !multi {
@@ -154,16 +195,17 @@ pub fn latex_arguments(s: &str, at: usize, name: &str) -> Option<LatexArguments>
                     }
                 }
                 // Open to the end of the text: a key list being typed.
-                None if b.len() - j <= MAX_GROUP => {
+                Err(_) if reach == Reach::Group && b.len() - j <= MAX_GROUP => {
                     key_lists.push(j + 1..b.len());
-                    return Some(LatexArguments { key_lists, end: b.len(), open: true });
+                    return Ok(LatexArguments { key_lists, end: b.len(), open: true });
                 }
-                None => return None,
+                Err(to) => return Err(NotRead::Unclosed { scanned_to: to, key_list: true }),
             },
+            _ if key_lists.is_empty() => return Err(NotRead::NoKeys { scanned_to: j }),
             _ => break,
         }
     }
-    (!key_lists.is_empty()).then_some(LatexArguments { key_lists, end: k, open: false })
+    Ok(LatexArguments { key_lists, end: k, open: false })
 }
 
 /// The end (one past the closing byte) of the group opened at `i`; nested
@@ -195,18 +237,48 @@ fn group_end_within(b: &[u8], i: usize, open: u8, close: u8, limit: usize) -> Op
     None
 }
 
-/// The keys of a key list (`a, b`) with their byte ranges (offset by
-/// `base`); empty entries and `*` (`\nocite{*}`) left out.
-fn split_keys(list: &str, base: usize, out: &mut Vec<(String, Range<usize>)>) {
-    let mut at = base;
-    for part in list.split(',') {
-        let key = part.trim();
-        if !key.is_empty() && key != "*" {
-            let start = at + part.find(key).unwrap_or(0);
-            out.push((key.to_string(), start..start + key.len()));
+/// [`group_end`], the group closed before its paragraph ends (a blank
+/// line, where LaTeX ends an argument); else where the read stopped (the
+/// blank line, or the text's end).
+fn paragraph_group_end(b: &[u8], i: usize, open: u8, close: u8) -> Result<usize, usize> {
+    let mut depth = 0usize;
+    let mut j = i;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 1,
+            b'\n' if blank_line_at(b, j + 1) => return Err(j),
+            c if c == open => depth += 1,
+            c if c == close => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Ok(j + 1);
+                }
+            }
+            _ => {}
         }
-        at += part.len() + 1;
+        j += 1;
     }
+    Err(b.len())
+}
+
+/// Whether the line that starts at byte `at` is blank (spaces and tabs,
+/// then its end).
+fn blank_line_at(b: &[u8], at: usize) -> bool {
+    let rest = b.get(at..).unwrap_or_default();
+    let blank = rest.iter().take_while(|&&c| matches!(c, b' ' | b'\t' | b'\r')).count();
+    rest.get(blank) == Some(&b'\n')
+}
+
+/// The keys of a key list (`a, b`) as byte ranges (offset by `base`);
+/// empty entries and `*` (`\nocite{*}`) left out.
+fn key_ranges(list: &str, base: usize) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut at = base;
+    list.split(',').filter_map(move |part| {
+        let start = at + part.len() - part.trim_start().len();
+        at += part.len() + 1;
+        let key = part.trim();
+        (!key.is_empty() && key != "*").then_some(start..start + key.len())
+    })
 }
 
 /// A LaTeX command name at byte `i` (a backslash): the name and where it
@@ -332,78 +404,221 @@ pub struct CitationGroup {
 /// Every citation of `text` in `syntax` as a group, in order; the keys are
 /// those [`citations`] finds.
 pub fn citation_groups(text: &str, syntax: CiteSyntax) -> Vec<CitationGroup> {
-    let mut groups = Vec::new();
+    scan_citations(text, syntax, usize::MAX).groups
+}
+
+/// Citations whose keys could not be read that a [`CitationScan`] lists
+/// (with where each is); the rest are counted.
+pub const UNREAD_LISTED: usize = 100;
+
+/// A citation whose keys could not be read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unread {
+    /// Where it starts (a byte of the text).
+    pub at: usize,
+    /// Why, in words that name the command or the limit.
+    pub why: String,
+}
+
+/// A text's citations as a reader of a whole draft takes them: the groups
+/// in order, at most a budget of keys in all; the keys past it, counted;
+/// and every citation whose keys could not be read, with why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CitationScan {
+    pub groups: Vec<CitationGroup>,
+    /// Keys past the budget: counted, not kept.
+    pub keys_over: usize,
+    /// The first [`UNREAD_LISTED`] citations whose keys were not read.
+    pub unread: Vec<Unread>,
+    /// Those past [`UNREAD_LISTED`]: counted.
+    pub unread_over: usize,
+}
+
+/// Every citation of `text` in `syntax`, as [`citation_groups`] reads
+/// them, with at most `max_keys` keys kept (the group the budget ends in is
+/// cut there) and the keys past it counted; and every citation whose keys
+/// are not read, said, never dropped silently: a `\cite` key list that is
+/// not closed before its paragraph ends, a key over [`MAX_KEY`] bytes.
+///
+/// A LaTeX key list longer than a group's budget ([`MAX_GROUP`]) is read
+/// to its `}` within its paragraph, as LaTeX reads an argument. Such a
+/// read goes at most to the end of its paragraph, and one that finds no
+/// `}` leaves the rest of what it read to the budgeted reads: no byte is
+/// read that way twice, and a text is read in linear time whatever it holds.
+pub fn scan_citations(text: &str, syntax: CiteSyntax, max_keys: usize) -> CitationScan {
+    let mut c = Collector { scan: CitationScan::default(), kept: 0, max: max_keys };
     match syntax {
-        CiteSyntax::Latex => {
-            // A command still open at the text's end is being typed, not cited.
-            for (start, args) in latex_commands(text).filter(|(_, a)| !a.open) {
-                let mut keys = Vec::new();
-                for list in &args.key_lists {
-                    split_keys(&text[list.clone()], list.start, &mut keys);
-                }
-                if !keys.is_empty() {
-                    groups.push(CitationGroup { range: start..args.end, keys });
-                }
-            }
-        }
-        CiteSyntax::Markdown => {
-            // Bracketed groups (`[see @a, p. 3; -@b]`), in order.
-            let mut bracketed = text.match_indices('[').filter_map(|(i, _)| bracketed_len(&text[i..]).map(|len| i..i + len)).peekable();
-            let mut open: Option<CitationGroup> = None;
-            for (i, _) in text.match_indices('@') {
-                if !at_sign_starts_citation(text, i) {
-                    continue;
-                }
-                let Some((key, end)) = pandoc_key_at(text, i) else { continue };
-                while bracketed.peek().is_some_and(|b| b.end <= i) {
-                    bracketed.next();
-                }
-                // In a bracketed group, else narrative (`@key`, `-@key`, `@{key}`).
-                let whole = match bracketed.peek().filter(|b| b.start < i) {
-                    Some(b) => b.clone(),
-                    None => (if text[..i].ends_with('-') { i - 1 } else { i })..end,
-                };
-                let entry = (text[key.clone()].to_string(), key);
-                match &mut open {
-                    Some(g) if g.range == whole => g.keys.push(entry),
-                    _ => {
-                        groups.extend(open.take());
-                        open = Some(CitationGroup { range: whole, keys: vec![entry] });
-                    }
-                }
-            }
-            groups.extend(open);
-        }
-        CiteSyntax::Typst => {
-            for (i, _) in text.match_indices('@') {
-                let len = typst_key_len(&text[i + 1..]);
-                if len > 0 && at_sign_starts_citation(text, i) {
-                    let key = i + 1..i + 1 + len;
-                    groups.push(CitationGroup { range: i..key.end, keys: vec![(text[key.clone()].to_string(), key)] });
-                }
-            }
-            for (i, _) in text.match_indices("#cite(") {
-                let rest = &text[i + 6..];
-                let lead = rest.len() - rest.trim_start().len();
-                let start = i + 6 + lead;
-                if let Some(label) = text[start..].strip_prefix('<').map(|l| window(l, MAX_KEY)) {
-                    let len = label.find(|c: char| c == '>' || c.is_whitespace()).unwrap_or(label.len());
-                    if len > 0 && label[len..].starts_with('>') {
-                        let key = start + 1..start + 1 + len;
-                        // To the call's `)` (its other arguments, e.g. a supplement), within a group's length.
-                        let after = key.end + 1;
-                        let end = window(&text[after..], MAX_GROUP)
-                            .find([')', '\n'])
-                            .filter(|&e| text[after + e..].starts_with(')'))
-                            .map_or(after, |e| after + e + 1);
-                        groups.push(CitationGroup { range: i..end, keys: vec![(text[key.clone()].to_string(), key)] });
-                    }
-                }
-            }
-            groups.sort_by_key(|g| g.range.start);
+        CiteSyntax::Latex => latex_scan(text, &mut c),
+        CiteSyntax::Markdown => markdown_scan(text, &mut c),
+        CiteSyntax::Typst => typst_scan(text, &mut c),
+    }
+    c.scan
+}
+
+/// The keys of a group with their ranges.
+type Keys = Vec<(String, Range<usize>)>;
+
+/// Builds a [`CitationScan`] under its budget of keys.
+struct Collector {
+    scan: CitationScan,
+    kept: usize,
+    max: usize,
+}
+
+impl Collector {
+    /// Takes the key at `range` of `text` into `keys`; a key longer than
+    /// [`MAX_KEY`] is said and not read, one past the budget is counted.
+    fn key(&mut self, text: &str, range: Range<usize>, keys: &mut Keys) {
+        if range.len() > MAX_KEY {
+            let len = range.len();
+            self.unread(range.start, || format!("a citation key of {len} bytes, over the limit of {MAX_KEY} bytes for a key: not read"));
+        } else if self.kept < self.max {
+            self.kept += 1;
+            keys.push((text[range.clone()].to_string(), range));
+        } else {
+            self.scan.keys_over += 1;
         }
     }
-    groups
+
+    /// A group of the keys kept (none kept: no group).
+    fn group(&mut self, range: Range<usize>, keys: Keys) {
+        if !keys.is_empty() {
+            self.scan.groups.push(CitationGroup { range, keys });
+        }
+    }
+
+    fn unread(&mut self, at: usize, why: impl FnOnce() -> String) {
+        if self.scan.unread.len() < UNREAD_LISTED {
+            self.scan.unread.push(Unread { at, why: why() });
+        } else {
+            self.scan.unread_over += 1;
+        }
+    }
+}
+
+/// The `\cite`-family commands of `text`.
+fn latex_scan(text: &str, c: &mut Collector) {
+    let mut from = 0;
+    // Where a read to a paragraph's end may start: not inside what one
+    // that found no close has read.
+    let mut long_from = 0;
+    while let Some(off) = text.get(from..).and_then(|r| r.find('\\')) {
+        let i = from + off;
+        from = i + 1;
+        let Some((name, after)) = latex_command_at(text, i) else { continue };
+        if cite_command(name).is_none() {
+            from = after;
+            continue;
+        }
+        let read = match read_arguments(text, after, name, Reach::Group) {
+            // A group longer than a group's budget: read to its close within its paragraph.
+            Err(NotRead::Unclosed { .. }) if i >= long_from => {
+                let long = read_arguments(text, after, name, Reach::Paragraph);
+                if let Err(not_read) = long {
+                    long_from = not_read.scanned_to();
+                    if let NotRead::Unclosed { key_list: true, .. } = not_read {
+                        c.unread(i, || format!("`\\{name}{{…` is not closed before its paragraph ends: its keys are not read"));
+                    }
+                }
+                long
+            }
+            read => read,
+        };
+        match read {
+            // A command still open at the text's end is being typed, not cited.
+            Ok(args) if args.open => from = args.end.max(i + 1),
+            Ok(args) => {
+                from = args.end.max(i + 1);
+                let mut keys = Vec::new();
+                for list in &args.key_lists {
+                    for key in key_ranges(&text[list.clone()], list.start) {
+                        c.key(text, key, &mut keys);
+                    }
+                }
+                c.group(i..args.end, keys);
+            }
+            Err(_) => from = after,
+        }
+    }
+}
+
+/// The Pandoc citations of `text`: bracketed groups and narrative ones.
+fn markdown_scan(text: &str, c: &mut Collector) {
+    // Bracketed groups (`[see @a, p. 3; -@b]`), in order.
+    let mut bracketed = text.match_indices('[').filter_map(|(i, _)| bracketed_len(&text[i..]).map(|len| i..i + len)).peekable();
+    let mut open: Option<(Range<usize>, Keys)> = None;
+    for (i, _) in text.match_indices('@') {
+        if !at_sign_starts_citation(text, i) {
+            continue;
+        }
+        let Some((key, end)) = pandoc_key_at(text, i) else { continue };
+        while bracketed.peek().is_some_and(|b| b.end <= i) {
+            bracketed.next();
+        }
+        // In a bracketed group, else narrative (`@key`, `-@key`, `@{key}`).
+        let whole = match bracketed.peek().filter(|b| b.start < i) {
+            Some(b) => b.clone(),
+            None => (if text[..i].ends_with('-') { i - 1 } else { i })..end,
+        };
+        if open.as_ref().is_none_or(|(range, _)| *range != whole) {
+            if let Some((range, keys)) = open.take() {
+                c.group(range, keys);
+            }
+            open = Some((whole, Vec::new()));
+        }
+        if let Some((_, keys)) = &mut open {
+            c.key(text, key, keys);
+        }
+    }
+    if let Some((range, keys)) = open {
+        c.group(range, keys);
+    }
+}
+
+/// The Typst citations of `text`, `@key` and `#cite(<key>)`, in the order
+/// they stand.
+fn typst_scan(text: &str, c: &mut Collector) {
+    let mut labels = text
+        .match_indices('@')
+        .filter_map(|(i, _)| {
+            let len = typst_key_len(&text[i + 1..]);
+            (len > 0 && at_sign_starts_citation(text, i)).then_some((i..i + 1 + len, i + 1..i + 1 + len))
+        })
+        .peekable();
+    let mut calls = text.match_indices("#cite(").filter_map(|(i, _)| typst_call_at(text, i)).peekable();
+    loop {
+        let label_first = match (labels.peek(), calls.peek()) {
+            (Some(l), Some(k)) => l.0.start <= k.0.start,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        let Some((range, key)) = (if label_first { labels.next() } else { calls.next() }) else { break };
+        let mut keys = Vec::new();
+        c.key(text, key, &mut keys);
+        c.group(range, keys);
+    }
+}
+
+/// A Typst `#cite(<key>…)` call at byte `i` (its `#`): the call's range (to
+/// its `)`, within a group's length) and its key's.
+fn typst_call_at(text: &str, i: usize) -> Option<(Range<usize>, Range<usize>)> {
+    let rest = &text[i + 6..];
+    let lead = rest.len() - rest.trim_start().len();
+    let start = i + 6 + lead;
+    let label = window(text[start..].strip_prefix('<')?, MAX_KEY);
+    let len = label.find(|c: char| c == '>' || c.is_whitespace()).unwrap_or(label.len());
+    if len == 0 || !label[len..].starts_with('>') {
+        return None;
+    }
+    let key = start + 1..start + 1 + len;
+    // To the call's `)` (its other arguments, e.g. a supplement), within a group's length.
+    let after = key.end + 1;
+    let end = window(&text[after..], MAX_GROUP)
+        .find([')', '\n'])
+        .filter(|&e| text[after + e..].starts_with(')'))
+        .map_or(after, |e| after + e + 1);
+    Some((i..end, key))
 }
 
 /// The distinct keys `text` cites, in order of first citation.
@@ -551,6 +766,107 @@ pub fn strip_citations(text: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Punctuation a citation key may hold, beside letters and digits.
+const KEY_PUNCTUATION: &[char] = &['_', '-', ':', '.', '/', '+'];
+
+/// Why a text is not written into a draft as a citation key
+/// ([`citation_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAKey {
+    /// The text as it may be shown: control and invisible characters
+    /// dropped, cut after 64 characters.
+    pub shown: String,
+    /// Why, in a few words (`` `}` cannot be part of a key ``).
+    pub why: String,
+}
+
+impl std::fmt::Display for NotAKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` is not a citation key: {}", self.shown, self.why)
+    }
+}
+
+/// Whether `key` may be written into a draft of `syntax` as a citation
+/// key, and if not, why: the one rule of what a key is, for every place
+/// that writes one (the language server's quick fixes, completions and
+/// "Cite" actions, the editor's rewriting of renamed keys and the
+/// citation it inserts after an export, the keys of exported entries).
+///
+/// A key is 1 to 256 bytes of letters and digits (of any script) and the
+/// punctuation `_ - : . / +`. That holds the keys tools make (Better
+/// BibTeX's `smith2020deep`, `Smith_2020`, DBLP's
+/// `DBLP:conf/sigir/Smith20`, a DOI as a key, `10.1145/3077136.3080758`,
+/// Pandoc's `doe+2019`) and keeps everything else out:
+/// - white space, `,`, `{` and `}` end a key or a key list, in a `.bib`
+///   entry's head and in `\cite{…}`: a key holding them writes markup of
+///   its own into the draft (`new}\input{/etc/passwd}\cite{x`);
+/// - `\`, `%`, `#`, `~`, `^`, `$`, `&` are TeX's escape, comment,
+///   parameter, active, superscript (`^^5c` is a backslash), math and
+///   alignment characters: each changes what LaTeX reads;
+/// - `"`, `'`, `@`, `=`, brackets, `;` and the like stand in no key those
+///   tools make, and mean something to BibTeX, Pandoc or Typst;
+/// - control and invisible characters are never part of a key.
+///
+/// A draft must also read the key back whole where it is written:
+/// `syntax`'s citation of the key, read by this grammar, is that key. In
+/// Pandoc Markdown punctuation stands only between letters and digits
+/// (`@smith.` cites `smith`); a Typst `@label` holds no `/` or `+`.
+pub fn citation_key(key: &str, syntax: CiteSyntax) -> Result<(), NotAKey> {
+    let refused = |why: String| Err(NotAKey { shown: shown_key(key), why });
+    if key.is_empty() {
+        return refused("it is empty".into());
+    }
+    if key.len() > MAX_KEY {
+        return refused(format!("it is longer than {MAX_KEY} bytes"));
+    }
+    if let Some(c) = key.chars().find(|&c| !(c.is_alphanumeric() || KEY_PUNCTUATION.contains(&c))) {
+        return refused(format!("{} cannot be part of a key", key_character(c)));
+    }
+    let written = syntax.format(&[key.to_string()]);
+    let read = citations(&written, syntax);
+    if let [(back, _)] = read.as_slice() {
+        if back == key {
+            return Ok(());
+        }
+    }
+    let name = match syntax {
+        CiteSyntax::Latex => "LaTeX",
+        CiteSyntax::Markdown => "Pandoc Markdown",
+        CiteSyntax::Typst => "Typst",
+    };
+    match read.first() {
+        Some((back, _)) => refused(format!("{name} reads `{written}` as a citation of `{}`", shown_key(back))),
+        None => refused(format!("{name} reads no citation in `{}`", shown_key(&written))),
+    }
+}
+
+/// Whether `key` is a citation key a draft of `syntax` may be given
+/// ([`citation_key`]).
+pub fn is_citation_key(key: &str, syntax: CiteSyntax) -> bool {
+    citation_key(key, syntax).is_ok()
+}
+
+/// `key` as a message shows it.
+fn shown_key(key: &str) -> String {
+    let printable = crate::util::printable(key);
+    let mut shown: String = printable.chars().take(64).collect();
+    if printable.chars().nth(64).is_some() {
+        shown.push('…');
+    }
+    shown
+}
+
+/// A character a key cannot hold, named for a message.
+fn key_character(c: char) -> String {
+    if c == ' ' {
+        "a space".into()
+    } else if c.is_whitespace() || c.is_control() || crate::util::printable(c.encode_utf8(&mut [0; 4])).trim().is_empty() {
+        format!("the character U+{:04X}", c as u32)
+    } else {
+        format!("`{c}`")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -688,5 +1004,133 @@ mod tests {
         for s in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
             assert_eq!(cited_keys(&format!("text {} more", s.format(&k)), s), k, "{s:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+
+    fn keys_of(scan: &CitationScan) -> Vec<&str> {
+        scan.groups.iter().flat_map(|g| g.keys.iter().map(|(k, _)| k.as_str())).collect()
+    }
+
+    #[test]
+    fn a_key_list_longer_than_a_group_is_read_to_its_close() {
+        // 2,000 keys, about 14 KB: past a group's budget of 4 KiB, where it was dropped silently.
+        let list: Vec<String> = (0..2000).map(|i| format!("k{i}")).collect();
+        let text = format!("Many at once \\nocite{{{}}} and \\cite{{x}}.\n", list.join(", "));
+        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        assert_eq!(scan.groups.len(), 2);
+        assert_eq!(scan.groups[0].keys.len(), 2000);
+        assert!(scan.groups[0].keys.iter().all(|(k, r)| text[r.clone()] == *k));
+        assert_eq!(keys_of(&scan).last(), Some(&"x"));
+        assert!(scan.unread.is_empty(), "{:?}", scan.unread);
+        assert_eq!(citations(&text, CiteSyntax::Latex).len(), 2001, "every reader of the grammar reads it");
+    }
+
+    #[test]
+    fn a_key_list_never_closed_in_its_paragraph_is_said_and_the_next_paragraph_read() {
+        let keys = vec!["k"; 3000].join(",");
+        let text = format!("Open \\citep{{{keys}\n\nNext paragraph \\cite{{a}}.\n");
+        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        assert_eq!(keys_of(&scan), ["a"]);
+        assert_eq!(
+            scan.unread,
+            [Unread { at: 5, why: "`\\citep{…` is not closed before its paragraph ends: its keys are not read".into() }]
+        );
+    }
+
+    #[test]
+    fn openings_that_never_close_are_read_to_their_paragraph_end_once() {
+        // One read past a group's budget for the whole paragraph, not one
+        // for each opening (which would be quadratic).
+        let text = "\\cite{".repeat(50_000);
+        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        assert!(scan.groups.is_empty());
+        assert_eq!(scan.unread.len(), 1, "{:?}", scan.unread.first());
+        assert_eq!(scan.unread_over, 0);
+        // One for each paragraph: the first listed, the rest counted.
+        let text = "\\cite{a,b\n\n".repeat(2000);
+        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        assert_eq!(scan.unread.len(), UNREAD_LISTED);
+        assert!(scan.unread_over > 1000, "{}", scan.unread_over);
+    }
+
+    #[test]
+    fn a_key_with_a_nul_is_read_as_written() {
+        let text = "As shown \\cite{a\0b, c} and [@d\0e].";
+        let keys: Vec<String> = citations(text, CiteSyntax::Latex).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["a\0b", "c"]);
+    }
+
+    #[test]
+    fn a_key_over_the_limit_is_said_not_read() {
+        let long = "x".repeat(MAX_KEY + 1);
+        let text = format!("\\cite{{a, {long}}} and @{long} too");
+        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        assert_eq!(keys_of(&scan), ["a"]);
+        let why = "a citation key of 257 bytes, over the limit of 256 bytes for a key: not read";
+        assert_eq!(scan.unread, [Unread { at: 9, why: why.into() }]);
+        let md = scan_citations(&text, CiteSyntax::Markdown, usize::MAX);
+        assert!(md.groups.is_empty(), "{:?}", md.groups);
+        assert_eq!(md.unread.len(), 1);
+    }
+
+    #[test]
+    fn a_budget_of_keys_is_kept_and_the_rest_counted() {
+        let latex = r"\cite{a,b,c} \cite{d} \cite{e,f}";
+        let scan = scan_citations(latex, CiteSyntax::Latex, 4);
+        assert_eq!((keys_of(&scan), scan.keys_over), (vec!["a", "b", "c", "d"], 2));
+        let scan = scan_citations(latex, CiteSyntax::Latex, 2);
+        assert_eq!((keys_of(&scan), scan.groups.len(), scan.keys_over), (vec!["a", "b"], 1, 4));
+        let scan = scan_citations("[@a; @b] and @c, [@d]", CiteSyntax::Markdown, 3);
+        assert_eq!((keys_of(&scan), scan.keys_over), (vec!["a", "b", "c"], 1));
+        let scan = scan_citations("#cite(<a>) @b #cite(<c>) @d", CiteSyntax::Typst, 3);
+        assert_eq!((keys_of(&scan), scan.keys_over), (vec!["a", "b", "c"], 1));
+        assert_eq!(scan_citations(latex, CiteSyntax::Latex, 0).keys_over, 6);
+    }
+}
+
+#[cfg(test)]
+mod citation_key_tests {
+    use super::*;
+
+    #[test]
+    fn keys_tools_make_are_keys() {
+        for key in ["smith2020deep", "Smith_2020", "DBLP:conf/sigir/Smith20", "10.1145/3077136.3080758", "doe+2019", "müller2020", "a"] {
+            assert_eq!(citation_key(key, CiteSyntax::Latex), Ok(()), "{key}");
+        }
+        for key in ["smith2020deep", "Smith_2020", "10.1145/3077136.3080758", "doe+2019", "a:b.c"] {
+            assert!(is_citation_key(key, CiteSyntax::Markdown), "{key}");
+        }
+        for key in ["smith2020deep", "Smith_2020", "a:b.c", "x-y"] {
+            assert!(is_citation_key(key, CiteSyntax::Typst), "{key}");
+        }
+    }
+
+    #[test]
+    fn what_would_write_markup_is_no_key() {
+        let e = citation_key(r"new}\input{/etc/passwd}\cite{x", CiteSyntax::Latex).unwrap_err();
+        assert_eq!(e.to_string(), r"`new}\input{/etc/passwd}\cite{x` is not a citation key: `}` cannot be part of a key");
+        for key in ["a b", "a,b", "a{b", r"a\b", "a%b", "a#b", "a~b", "a^^5cb", "a$b", "a&b", "a\"b", "*", "a\u{202e}b", "a\nb", ""] {
+            for syntax in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
+                assert!(!is_citation_key(key, syntax), "{key:?} {syntax:?}");
+            }
+        }
+        assert_eq!(citation_key("a b", CiteSyntax::Latex).unwrap_err().why, "a space cannot be part of a key");
+        assert_eq!(citation_key("a\u{202e}b", CiteSyntax::Latex).unwrap_err().why, "the character U+202E cannot be part of a key");
+        assert_eq!(citation_key("", CiteSyntax::Latex).unwrap_err().why, "it is empty");
+        assert!(citation_key(&"k".repeat(257), CiteSyntax::Latex).unwrap_err().shown.ends_with("k…"));
+    }
+
+    #[test]
+    fn a_key_is_read_back_whole_where_it_is_written() {
+        assert!(is_citation_key("smith.", CiteSyntax::Latex));
+        let e = citation_key("smith.", CiteSyntax::Markdown).unwrap_err();
+        assert_eq!(e.why, "Pandoc Markdown reads `[@smith.]` as a citation of `smith`");
+        let e = citation_key("10.1145/3077136", CiteSyntax::Typst).unwrap_err();
+        assert_eq!(e.why, "Typst reads `@10.1145/3077136` as a citation of `10.1145`");
+        assert_eq!(citation_key("-", CiteSyntax::Markdown).unwrap_err().why, "Pandoc Markdown reads no citation in `[@-]`");
     }
 }

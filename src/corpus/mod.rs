@@ -6,6 +6,7 @@ pub mod citation_markup;
 pub mod jsonl;
 pub mod paper;
 pub mod source;
+pub mod unique_key;
 pub mod work;
 pub mod zotero;
 

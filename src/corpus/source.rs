@@ -115,14 +115,20 @@ pub fn read_bytes_up_to(path: &Path, limit: u64) -> Result<Vec<u8>> {
             if is_gz(path) { " once decompressed" } else { "" }
         ))
     };
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // Only a regular file: a FIFO or a device named as a file is refused
+    // before a byte is read.
+    let file = crate::limits::open_regular(path).map_err(|e| Error::io(path, e))?;
     let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
     if !is_gz(path) {
         if size > limit {
             return Err(too_big());
         }
         let mut out = Vec::with_capacity(size as usize);
-        (&file).read_to_end(&mut out).map_err(|e| Error::io(path, e))?;
+        // At most the limit, whatever the size said (files under /proc say 0).
+        (&file).take(limit + 1).read_to_end(&mut out).map_err(|e| Error::io(path, e))?;
+        if out.len() as u64 > limit {
+            return Err(too_big());
+        }
         return Ok(out);
     }
     let mut out = Vec::with_capacity((size as usize).saturating_mul(4).min(limit as usize));

@@ -35,7 +35,7 @@ impl Files {
     /// `.tex`, `.bib` and `.bbl` members, at most [`limits::BUNDLE`] of
     /// them all (a member that declares more is refused before it is read).
     pub fn bundle(path: &Path) -> Result<Files, String> {
-        let raw = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        let raw = crate::limits::open_regular(path).map_err(|e| e.to_string())?;
         let name = path.to_string_lossy().to_ascii_lowercase();
         let reader: Box<dyn Read> = if name.ends_with(".tar") { Box::new(raw) } else { Box::new(flate2::read::GzDecoder::new(raw)) };
         let mut archive = tar::Archive::new(reader.take(limits::BUNDLE));

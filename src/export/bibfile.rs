@@ -1,6 +1,8 @@
 //! Exporting papers to a BibTeX file: keys in the configured style,
 //! duplicates (same DOI, or same key and title) not added again, the file
-//! written atomically with a `.bak` of what it held before.
+//! written atomically with a `.bak` of what it held before. Nothing is
+//! written, the `.bak` neither, when nothing is added or the file cannot be
+//! written.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -163,6 +165,10 @@ pub fn export(file: &Path, papers: &[Paper], style: KeyStyle) -> Result<ExportRe
 /// accents (`{\v{c}}`). A symbolic link is written through: the file it
 /// points to is replaced (atomically, keeping its permissions) and backed
 /// up beside itself.
+///
+/// The `.bak` is written only with the file: when every paper is already
+/// there, or the file cannot be replaced, neither is touched and an error
+/// says "nothing was written" truthfully (see [`replace_and_back_up`]).
 pub fn export_with(
     file: &Path,
     papers: &[Paper],
@@ -186,24 +192,54 @@ pub fn export_with(
         content.extend(layout.encode(&added).map_err(|e| Error::Input(format!("{}: {e}; nothing was written", file.display())))?);
         let tmp = write_temp(&target, &content, wrap)?;
         // Someone else wrote the file meanwhile: plan again from their version.
-        if read_state(&target)?.bytes != before.bytes {
+        let now = read_state(&target);
+        if !now.as_ref().is_ok_and(|n| n.bytes == before.bytes) {
             let _ = std::fs::remove_file(&tmp);
+            now?;
             continue;
         }
-        let backup = if before.meta.is_some() {
-            let b = backup_path(&target);
-            if let Err(e) = crate::util::write_atomic(&b, &before.bytes) {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
-            Some(b)
-        } else {
-            None
-        };
-        replace_with(&tmp, &target)?;
+        let backup = replace_and_back_up(&tmp, &target, &before)?;
         return Ok(ExportReport { file: file.to_path_buf(), entries, backup });
     }
     Err(Error::Input(format!("{} kept changing while exporting; nothing was written", file.display())))
+}
+
+/// Puts the new content (`tmp`) in `target`'s place and what the file held
+/// (`before`) in its backup; where the backup went (none for a new file).
+///
+/// The backup is written to a temporary file of its own first (with the
+/// file's permissions: it holds the same text), and takes the `.bak` name
+/// only once the file has been replaced: a failure leaves the file, any
+/// older `.bak`, and no temporary file, as they were. The `.bak` name is
+/// replaced, never written through: a `.bak` that is a symbolic link stays
+/// where it points. Should only that last rename fail, the file is written
+/// and its backup is the temporary file, which the report names.
+fn replace_and_back_up(tmp: &Path, target: &Path, before: &FileState) -> Result<Option<PathBuf>> {
+    let Some(meta) = &before.meta else {
+        replace_with(tmp, target)?;
+        return Ok(None);
+    };
+    let backup = backup_path(target);
+    let saved = match write_temp(&backup, &before.bytes, &mut |f| Box::new(f)) {
+        Ok(saved) => saved,
+        Err(e) => {
+            let _ = std::fs::remove_file(tmp);
+            return Err(e);
+        }
+    };
+    if let Err(e) = std::fs::set_permissions(&saved, meta.permissions()) {
+        let _ = std::fs::remove_file(&saved);
+        let _ = std::fs::remove_file(tmp);
+        return Err(Error::io(&backup, e));
+    }
+    if let Err(e) = replace_with(tmp, target) {
+        let _ = std::fs::remove_file(&saved);
+        return Err(e);
+    }
+    match std::fs::rename(&saved, &backup) {
+        Ok(()) => Ok(Some(backup)),
+        Err(_) => Ok(Some(saved)),
+    }
 }
 
 /// The keys `papers` have or would get in `file`, without writing anything.
@@ -234,14 +270,12 @@ struct FileState {
 /// The file as it is now (none yet: empty); a file over the one-file
 /// budget is refused before it is read (a document may name any file).
 fn read_state(file: &Path) -> Result<FileState> {
-    if let Some(why) = crate::limits::file_over(file, crate::limits::TEXT_FILE) {
-        return Err(Error::Input(why));
-    }
-    match std::fs::read(file) {
+    match crate::limits::read_regular(file, crate::limits::TEXT_FILE) {
         Ok(bytes) => {
             Ok(FileState { text: decode_text(&bytes).text, meta: Some(std::fs::metadata(file).map_err(|e| Error::io(file, e))?), bytes })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileState { bytes: Vec::new(), text: String::new(), meta: None }),
+        Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => Err(Error::Input(format!("{}: {e}", file.display()))),
         Err(e) => Err(Error::io(file, e)),
     }
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::corpus::citation_markup::{is_citation_key, CiteSyntax};
 use crate::corpus::Paper;
 
 /// How exported entries are keyed.
@@ -14,7 +15,9 @@ pub enum KeyStyle {
     AuthorYearFirstword,
     /// `shokouhi2013`.
     AuthorYear,
-    /// The key the library has (falls back to `authorYearFirstword`).
+    /// The key the library has (falls back to `authorYearFirstword` when
+    /// it has none, holds a `/`, or is not a citation key:
+    /// [`crate::corpus::citation_markup::citation_key`]).
     Original,
 }
 
@@ -45,9 +48,15 @@ fn fold(c: char) -> char {
     }
 }
 
-/// The base key of a paper in a style (before collision suffixes).
+pub use crate::corpus::unique_key::{unique_key, unique_key_from};
+
+/// The base key of a paper in a style (before collision suffixes). Every
+/// key made here is a citation key ([`is_citation_key`]): the library's own
+/// key is kept (`Original`) only when it is one, in the rule BibTeX and a
+/// LaTeX draft share; a draft of another syntax checks its own rule where
+/// it writes the key.
 pub fn base_key(p: &Paper, style: KeyStyle) -> String {
-    if style == KeyStyle::Original && !p.key.is_empty() && !p.key.contains(['/', ' ', ',', '{', '}']) {
+    if style == KeyStyle::Original && !p.key.contains('/') && is_citation_key(&p.key, CiteSyntax::Latex) {
         return p.key.clone();
     }
     let family = p
@@ -70,33 +79,11 @@ pub fn base_key(p: &Paper, style: KeyStyle) -> String {
     format!("{family}{year}{word}")
 }
 
-/// A paper's key in `style`, made unique against the keys `taken` names
-/// (what a Zotero import gives an item without a citation key).
-pub fn make_key(style: KeyStyle) -> impl Fn(&Paper, &dyn Fn(&str) -> bool) -> String + Sync + Send + 'static {
-    move |p, taken| unique_key(&base_key(p, style), taken)
-}
-
-/// `base`, or `base` + a, b, ... z, aa, ... : the first that `taken` rejects not.
-pub fn unique_key(base: &str, taken: impl Fn(&str) -> bool) -> String {
-    if !taken(base) {
-        return base.to_string();
-    }
-    for n in 0.. {
-        let mut suffix = String::new();
-        let mut k = n;
-        loop {
-            suffix.insert(0, (b'a' + (k % 26) as u8) as char);
-            if k < 26 {
-                break;
-            }
-            k = k / 26 - 1;
-        }
-        let candidate = format!("{base}{suffix}");
-        if !taken(&candidate) {
-            return candidate;
-        }
-    }
-    unreachable!()
+/// A paper's key in `style` before it is made unique (what a Zotero
+/// import gives an item without a citation key; the import makes it unique
+/// with [`unique_key_from`]).
+pub fn make_key(style: KeyStyle) -> impl Fn(&Paper) -> String + Sync + Send + 'static {
+    move |p| base_key(p, style)
 }
 
 #[cfg(test)]
@@ -121,6 +108,11 @@ mod tests {
         assert_eq!(base_key(&orig, KeyStyle::Original), "shokouhi13");
         orig.key = "10.1145/2484028.2484076".into();
         assert_eq!(base_key(&orig, KeyStyle::Original), "shokouhi2013learning");
+        // A library key that is no citation key is never exported as one.
+        for key in [r"new}\input{/etc/passwd}\cite{x", "a%b", "two words", ""] {
+            orig.key = key.into();
+            assert_eq!(base_key(&orig, KeyStyle::Original), "shokouhi2013learning", "{key:?}");
+        }
     }
 
     #[test]

@@ -239,7 +239,10 @@ impl VectorStore {
     /// rows another process (or thread) appended but has not committed yet
     /// are left alone (a writer commits by writing the manifest after the
     /// data, so the data always holds the rows the manifest lists). A store
-    /// of another encoder, or none, reads as empty.
+    /// of another encoder, or none, reads as empty. The committed rows are
+    /// read against their checksums: damaged data is an error (the channel
+    /// that reads it is left out, saying so), damaged compact rows are not
+    /// used (the exact rows are searched instead).
     pub fn open_read(dir: &Path, dim: usize, encoder: &str) -> Result<VectorStore> {
         let manifest = match read_manifest(dir)? {
             Some(m) if m.dim == dim && m.encoder == encoder => m,
@@ -253,6 +256,14 @@ impl VectorStore {
         }
         store.reindex();
         store.remap()?;
+        store.verify_data()?;
+        let compact_damaged = store.compact.is_some()
+            && store.manifest.crc_compact.len() == store.manifest.blocks()
+            && mismatch(COMPACT, store.compact_bytes(), store.compact_stride(), &store.manifest.crc_compact, store.manifest.ids.len())
+                .is_some();
+        if compact_damaged {
+            store.compact = None;
+        }
         Ok(store)
     }
 

@@ -227,23 +227,26 @@ pub fn reranker_run_dir(lib_dir: &Path) -> PathBuf {
 /// last) to [`ADAPTED_RERANKER_DIR`] with a `field.tsv` that knows the
 /// starting reranker's field and the words of the training sentences.
 pub fn publish_reranker(lib_dir: &Path, base: &RerankerWeights, data: &RerankData) -> Result<PathBuf> {
-    let run = reranker_run_dir(lib_dir);
-    let dir = lib_dir.join(ADAPTED_RERANKER_DIR);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let mut field = base.field.as_deref().cloned().unwrap_or_default();
-    field.merge(&FieldProfile::from_texts(data.train.iter().map(|e| e.local.as_str())));
-    field.write_beside(&dir)?;
-    for name in ["reranker.json", "model.safetensors"] {
-        let from = run.join(name);
-        let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
-        write_atomic(&dir.join(name), &bytes)?;
-    }
-    Ok(dir)
+    super::lock::Writing::of_library(lib_dir).during(|| {
+        let run = reranker_run_dir(lib_dir);
+        let dir = lib_dir.join(ADAPTED_RERANKER_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let mut field = base.field.as_deref().cloned().unwrap_or_default();
+        field.merge(&FieldProfile::from_texts(data.train.iter().map(|e| e.local.as_str())));
+        field.write_beside(&dir)?;
+        for name in ["reranker.json", "model.safetensors"] {
+            let from = run.join(name);
+            let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
+            write_atomic(&dir.join(name), &bytes)?;
+        }
+        Ok(dir)
+    })
 }
 
 /// Removes the library's adapted reranker and its run.
 pub fn remove_reranker(lib_dir: &Path) -> Result<bool> {
-    crate::util::remove_dirs(&[lib_dir.join(ADAPTED_RERANKER_DIR), reranker_run_dir(lib_dir)])
+    super::lock::Writing::of_library(lib_dir)
+        .during(|| crate::util::remove_dirs(&[lib_dir.join(ADAPTED_RERANKER_DIR), reranker_run_dir(lib_dir)]))
 }
 
 /// The saved state of the library's reranker adaptation run, when there is one.
@@ -267,25 +270,27 @@ pub fn adapted_dir(lib_dir: &Path) -> PathBuf {
 /// words of the training queries. The weights go last, so a half-published
 /// directory is never loaded.
 pub fn publish(lib_dir: &Path, base: &Weights, pairs: &[Pair]) -> Result<PathBuf> {
-    // (The citing sentences count too: the encoder was trained on them.)
-    let run = run_dir(lib_dir);
-    let dir = adapted_dir(lib_dir);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let mut field = base.field.as_deref().cloned().unwrap_or_default();
-    field.merge(&FieldProfile::from_texts(pairs.iter().map(|p| p.query.as_str())));
-    field.write_beside(&dir)?;
-    for name in ["config.json", "model.safetensors"] {
-        let from = run.join(name);
-        let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
-        write_atomic(&dir.join(name), &bytes)?;
-    }
-    Ok(dir)
+    super::lock::Writing::of_library(lib_dir).during(|| {
+        // (The citing sentences count too: the encoder was trained on them.)
+        let run = run_dir(lib_dir);
+        let dir = adapted_dir(lib_dir);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let mut field = base.field.as_deref().cloned().unwrap_or_default();
+        field.merge(&FieldProfile::from_texts(pairs.iter().map(|p| p.query.as_str())));
+        field.write_beside(&dir)?;
+        for name in ["config.json", "model.safetensors"] {
+            let from = run.join(name);
+            let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
+            write_atomic(&dir.join(name), &bytes)?;
+        }
+        Ok(dir)
+    })
 }
 
 /// Removes the adapted weights and the run (the library goes back to the
 /// default weights).
 pub fn remove(lib_dir: &Path) -> Result<bool> {
-    crate::util::remove_dirs(&[adapted_dir(lib_dir), run_dir(lib_dir)])
+    super::lock::Writing::of_library(lib_dir).during(|| crate::util::remove_dirs(&[adapted_dir(lib_dir), run_dir(lib_dir)]))
 }
 
 /// The saved state of the library's adaptation run, when there is one.

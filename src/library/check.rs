@@ -70,7 +70,7 @@ pub fn inspect(dir: &Path) -> Report {
             Ok(_) => {}
             Err(why) => report.problems.push(Problem {
                 what: format!("the {} at {} is damaged ({why})", kind.name(), index.display()),
-                repair: kind.repair(&index),
+                repair: index_repair(kind, &index, dir),
             }),
         }
     }
@@ -81,6 +81,7 @@ pub fn inspect(dir: &Path) -> Report {
     if let Some(papers) = report.papers {
         let stamp = IndexStamp { id: PaperIndex::identity_in(&papers_dir).unwrap_or_default(), records: papers };
         report.problems.extend(journal_problem(dir, &stamp));
+        report.problems.extend(zotero_problem(dir, &stamp));
     }
     for (name, sub) in STORES {
         match VectorStore::inspect(&dir.join(sub)) {
@@ -96,6 +97,26 @@ pub fn inspect(dir: &Path) -> Report {
         }
     }
     report
+}
+
+/// The commands that rebuild an index of the library in `dir`; for the
+/// papers of a library imported from Zotero, the Zotero import (which
+/// reads every item again into a new index).
+fn index_repair(kind: IndexKind, index: &Path, dir: &Path) -> String {
+    let zotero = super::zotero::ZoteroState::load(dir).ok().flatten().filter(|s| !s.dir.as_os_str().is_empty());
+    match zotero {
+        Some(state) if kind == IndexKind::Papers => format!(
+            "move {} away, then run `{}`{}",
+            index.display(),
+            citewise_command(dir, &format!("import --zotero {}", crate::util::shell_quoted(&state.dir.to_string_lossy()))),
+            if Journal::load(&dir.join("import-journal.json")).is_ok_and(|j| j.files().next().is_some()) {
+                ", and import your other paper files again"
+            } else {
+                ""
+            }
+        ),
+        _ => kind.repair(index),
+    }
 }
 
 /// What is wrong with `library.json`, the file that says a directory holds
@@ -122,6 +143,13 @@ fn meta_problem(dir: &Path) -> Option<Problem> {
 /// `library.json` beside a paper index that reads (an unreadable one is kept
 /// as `library.json.bak`). Returns what was done.
 pub fn repair(dir: &Path) -> crate::error::Result<Vec<String>> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    super::lock::Writing::of_library(dir).during(|| repair_meta(dir))
+}
+
+fn repair_meta(dir: &Path) -> crate::error::Result<Vec<String>> {
     let mut done = Vec::new();
     let papers = dir.join("papers");
     if meta_problem(dir).is_some() && papers.join("meta.json").exists() {
@@ -164,6 +192,21 @@ pub fn journal_problem(dir: &Path, index: &IndexStamp) -> Option<Problem> {
         repair: format!(
             "run `citewise import` on your files again (it reads them anew): {}",
             citewise_command(dir, &format!("import {}", shown.join(" ")))
+        ),
+    })
+}
+
+/// The Zotero import's state of the library in `dir` against its paper
+/// index: items it lists whose records are gone. The next `import
+/// --zotero` reads them all again by itself; the repair says so.
+fn zotero_problem(dir: &Path, index: &IndexStamp) -> Option<Problem> {
+    let state = super::zotero::ZoteroState::load(dir).ok()??;
+    let why = state.lost_records(index)?;
+    Some(Problem {
+        what: format!("the library at {} lost its Zotero records: {why}", dir.display()),
+        repair: format!(
+            "run `{}`, which reads every item again",
+            citewise_command(dir, &format!("import --zotero {}", crate::util::shell_quoted(&state.dir.to_string_lossy())))
         ),
     })
 }

@@ -51,19 +51,79 @@ fn stale_papers<T>(lib: &Library, store: &VectorStore, text: impl Fn(&Paper) -> 
     Ok((todo, kept))
 }
 
+/// A vector store of the library that an embedding writes: where, how
+/// wide, and under which encoder (a fingerprint).
+struct Target<'a> {
+    lib: &'a Library,
+    dir: std::path::PathBuf,
+    dim: usize,
+    encoder: &'a str,
+}
+
+impl Target<'_> {
+    /// Opens the store as its writer once, so that a damaged one is emptied
+    /// (and said) before anything is encoded.
+    fn reset_damage(&self) -> Result<Option<String>> {
+        self.lib.writing().during(|| VectorStore::open_or_reset(&self.dir, self.dim, self.encoder).map(|(_, repaired)| repaired))
+    }
+
+    /// The store as it stands now, for reading.
+    fn now(&self) -> Result<VectorStore> {
+        VectorStore::open_read(&self.dir, self.dim, self.encoder)
+    }
+
+    /// Commits the vectors of `items` as the library's writer, leaving out
+    /// those another writer committed while these were encoded.
+    fn commit(&self, items: &[(String, u64)], vectors: &[f32]) -> Result<()> {
+        self.lib.writing().during(|| {
+            let mut store = VectorStore::open(&self.dir, self.dim, self.encoder)?;
+            let fresh: Vec<usize> = (0..items.len()).filter(|&i| !store.is_current(&items[i].0, items[i].1)).collect();
+            if fresh.len() == items.len() {
+                return store.append(items, vectors);
+            }
+            let kept: Vec<(String, u64)> = fresh.iter().map(|&i| items[i].clone()).collect();
+            let rows: Vec<f32> = fresh.iter().flat_map(|&i| vectors[i * self.dim..(i + 1) * self.dim].iter().copied()).collect();
+            store.append(&kept, &rows)
+        })
+    }
+
+    /// Encodes `todo` with `encode` a commit's worth at a time. Where
+    /// another process writes the library too (an editor's background
+    /// encoding beside an import), what it committed meanwhile is not
+    /// encoded again. Returns how many were encoded here.
+    fn encode_all<T: Clone>(&self, todo: &Todo<T>, encode: &dyn Fn(&[T]) -> Result<Vec<f32>>, on_progress: &dyn Fn(u64)) -> Result<usize> {
+        let mut encoded = 0;
+        for chunk in todo.chunks(COMMIT_EVERY) {
+            let all = chunk.len();
+            let chunk: Vec<&(String, u64, T)> = if self.lib.writing().is_held() {
+                chunk.iter().collect()
+            } else {
+                let now = self.now()?;
+                chunk.iter().filter(|t| !now.is_current(&t.0, t.1)).collect()
+            };
+            on_progress((all - chunk.len()) as u64);
+            if chunk.is_empty() {
+                continue;
+            }
+            let texts: Vec<T> = chunk.iter().map(|t| t.2.clone()).collect();
+            let vectors = encode(&texts)?;
+            let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.0.clone(), t.1)).collect();
+            self.commit(&items, &vectors)?;
+            encoded += items.len();
+        }
+        Ok(encoded)
+    }
+}
+
 /// Encodes the papers that have no current vector. `on_start(n)` is called
 /// with the number to encode, `on_progress(k)` after each batch.
 pub fn embed_library(lib: &Library, encoder: &HattenEncoder, on_start: &dyn Fn(u64), on_progress: &dyn Fn(u64)) -> Result<EmbedSummary> {
-    let (mut store, repaired) = VectorStore::open_or_reset(&lib.vectors_dir(), encoder.dim(), encoder.fingerprint())?;
-    let (todo, kept) = stale_papers(lib, &store, |p| DocText::paper(&p.title, &p.abstract_text))?;
+    let target = Target { lib, dir: lib.vectors_dir(), dim: encoder.dim(), encoder: encoder.fingerprint() };
+    let repaired = target.reset_damage()?;
+    let (todo, kept) = stale_papers(lib, &target.now()?, |p| DocText::paper(&p.title, &p.abstract_text))?;
     on_start(todo.len() as u64);
-    for chunk in todo.chunks(COMMIT_EVERY) {
-        let texts: Vec<DocText> = chunk.iter().map(|t| t.2.clone()).collect();
-        let vectors = encoder.encode_with_progress(&texts, on_progress);
-        let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.0.clone(), t.1)).collect();
-        store.append(&items, &vectors)?;
-    }
-    Ok(EmbedSummary { embedded: todo.len(), kept, repaired })
+    let embedded = target.encode_all(&todo, &|texts: &[DocText]| Ok(encoder.encode_with_progress(texts, on_progress)), &|_| {})?;
+    Ok(EmbedSummary { embedded, kept, repaired })
 }
 
 /// Papers each thread encodes between progress reports.
@@ -149,16 +209,14 @@ pub fn embed_citation_vectors(
     on_start: &dyn Fn(u64),
     on_progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EmbedSummary> {
-    let (mut store, repaired) = VectorStore::open_or_reset(&lib.citation_vectors_dir(), encoder.dim(), &encoder.fingerprint())?;
-    let (todo, kept) = stale_papers(lib, &store, |p| paper_text(&p.title, &p.abstract_text))?;
+    let fingerprint = encoder.fingerprint();
+    let target = Target { lib, dir: lib.citation_vectors_dir(), dim: encoder.dim(), encoder: &fingerprint };
+    let repaired = target.reset_damage()?;
+    let (todo, kept) = stale_papers(lib, &target.now()?, |p| paper_text(&p.title, &p.abstract_text))?;
     on_start(todo.len() as u64);
-    for chunk in todo.chunks(COMMIT_EVERY) {
-        let texts: Vec<String> = chunk.iter().map(|t| t.2.clone()).collect();
-        let vectors = encode_with_bi_encoder(encoder, &texts, threads, on_progress)?;
-        let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.0.clone(), t.1)).collect();
-        store.append(&items, &vectors)?;
-    }
-    Ok(EmbedSummary { embedded: todo.len(), kept, repaired })
+    let embedded =
+        target.encode_all(&todo, &|texts: &[String]| encode_with_bi_encoder(encoder, texts, threads, on_progress), &|k| on_progress(k))?;
+    Ok(EmbedSummary { embedded, kept, repaired })
 }
 
 /// The fingerprint of stand-in vectors that `student` writes into the space
@@ -181,20 +239,24 @@ pub fn embed_student_vectors(
     on_progress: &(dyn Fn(u64) + Sync),
 ) -> Result<EmbedSummary> {
     let fingerprint = student_vectors_fingerprint(student.fingerprint(), teacher);
-    let (mut store, repaired) = VectorStore::open_or_reset(&lib.student_vectors_dir(), student.dim(), &fingerprint)?;
+    let target = Target { lib, dir: lib.student_vectors_dir(), dim: student.dim(), encoder: &fingerprint };
+    let repaired = target.reset_damage()?;
     let teacher_dir = lib.citation_vectors_dir();
-    let by_teacher =
-        if VectorStore::exists(&teacher_dir) { Some(VectorStore::open_read(&teacher_dir, student.dim(), teacher)?) } else { None };
-    let (todo, kept) = stale_papers(lib, &store, |p| DocText::paper(&p.title, &p.abstract_text))?;
+    // The teacher's own vectors, where they read: damaged ones are the
+    // citation encoder's to compute again (`embed` does it next), not a
+    // reason to stop here.
+    let by_teacher = match VectorStore::exists(&teacher_dir).then(|| VectorStore::open_read(&teacher_dir, student.dim(), teacher)) {
+        Some(Ok(store)) => Some(store),
+        Some(Err(crate::error::Error::Corrupt { .. })) | None => None,
+        Some(Err(e)) => return Err(e),
+    };
+    let (todo, kept) = stale_papers(lib, &target.now()?, |p| DocText::paper(&p.title, &p.abstract_text))?;
     let stale = todo.len();
     let todo: Vec<_> = todo.into_iter().filter(|t| !by_teacher.as_ref().is_some_and(|s| s.is_current(&t.0, t.1))).collect();
     let kept = kept + (stale - todo.len());
     on_start(todo.len() as u64);
-    for chunk in todo.chunks(COMMIT_EVERY) {
-        let texts: Vec<DocText> = chunk.iter().map(|t| t.2.clone()).collect();
-        let vectors = encode_in_threads(&texts, threads, student.dim(), &|piece: &[DocText]| Ok(student.encode(piece)), on_progress)?;
-        let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.0.clone(), t.1)).collect();
-        store.append(&items, &vectors)?;
-    }
-    Ok(EmbedSummary { embedded: todo.len(), kept, repaired })
+    let encode =
+        |texts: &[DocText]| encode_in_threads(texts, threads, student.dim(), &|piece: &[DocText]| Ok(student.encode(piece)), on_progress);
+    let embedded = target.encode_all(&todo, &encode, &|k| on_progress(k))?;
+    Ok(EmbedSummary { embedded, kept, repaired })
 }

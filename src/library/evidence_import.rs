@@ -134,122 +134,124 @@ pub fn import_inputs(
     options: &EvidenceOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<EvidenceImportSummary> {
-    let t = std::time::Instant::now();
-    let journal_path = lib.evidence_root().join("evidence-journal.json");
-    let mut journal = Journal::load(&journal_path)?;
-    let mut summary = EvidenceImportSummary { files: inputs.len(), ..Default::default() };
-    // Files listed as imported whose spans are gone (`evidence/` deleted or
-    // made anew) are read again, not skipped as unchanged.
-    if let Some(why) = journal.disagreement(&evidence_stamp(lib)) {
-        summary.problems.push(format!(
-            "{}: the evidence index holds {} spans, but {why}: the journal was discarded and every file is read again",
-            journal_path.display(),
-            lib.evidence().num_spans()
-        ));
-        journal.discard();
-    }
-    let years = YearCache::default();
-    let linker = Linker::new(lib.papers());
-    let (sentence_files, documents): (Vec<&EvidenceInput>, Vec<&EvidenceInput>) =
-        inputs.iter().partition(|i| matches!(i, EvidenceInput::Sentences(_)));
+    lib.writing().during(|| {
+        let t = std::time::Instant::now();
+        let journal_path = lib.evidence_root().join("evidence-journal.json");
+        let mut journal = Journal::load(&journal_path)?;
+        let mut summary = EvidenceImportSummary { files: inputs.len(), ..Default::default() };
+        // Files listed as imported whose spans are gone (`evidence/` deleted or
+        // made anew) are read again, not skipped as unchanged.
+        if let Some(why) = journal.disagreement(&evidence_stamp(lib)) {
+            summary.problems.push(format!(
+                "{}: the evidence index holds {} spans, but {why}: the journal was discarded and every file is read again",
+                journal_path.display(),
+                lib.evidence().num_spans()
+            ));
+            journal.discard();
+        }
+        let years = YearCache::default();
+        let linker = Linker::new(lib.papers());
+        let (sentence_files, documents): (Vec<&EvidenceInput>, Vec<&EvidenceInput>) =
+            inputs.iter().partition(|i| matches!(i, EvidenceInput::Sentences(_)));
 
-    // JSON Lines: one file at a time, each committed on its own. (The tag
-    // names the way of reading: files imported before sightings kept their
-    // citing paper are read once more, which fills it in.)
-    let tag = match &options.split {
-        Some(s) => format!("split={s};{SIGHTINGS_TAG}"),
-        None => SIGHTINGS_TAG.to_string(),
-    };
-    for input in sentence_files {
-        let file = input.path();
-        let bytes = match read_bytes(file) {
-            Ok(b) => b,
-            Err(e) => {
-                summary.skipped.push(e.to_string());
+        // JSON Lines: one file at a time, each committed on its own. (The tag
+        // names the way of reading: files imported before sightings kept their
+        // citing paper are read once more, which fills it in.)
+        let tag = match &options.split {
+            Some(s) => format!("split={s};{SIGHTINGS_TAG}"),
+            None => SIGHTINGS_TAG.to_string(),
+        };
+        for input in sentence_files {
+            let file = input.path();
+            let bytes = match read_bytes(file) {
+                Ok(b) => b,
+                Err(e) => {
+                    summary.skipped.push(e.to_string());
+                    continue;
+                }
+            };
+            let stamp = Stamp::of(&bytes);
+            if !options.force && journal.is_done_as(file, &tag, stamp) {
+                summary.files_unchanged += 1;
                 continue;
             }
-        };
-        let stamp = Stamp::of(&bytes);
-        if !options.force && journal.is_done_as(file, &tag, stamp) {
-            summary.files_unchanged += 1;
-            continue;
+            let (sentences, report) = match read_sentences(file, options.split.as_deref(), &linker, &|id| years.get(lib, id)) {
+                Ok(r) => r,
+                Err(e) => {
+                    summary.skipped.push(e.to_string());
+                    continue;
+                }
+            };
+            let kind = if report.cite_spans > 0 || report.bib_entries > 0 { "fulltext" } else { "contexts" };
+            let source = source_name(file, &tag);
+            commit_sentences(lib, &[(source, kind, sentences)], &years, &mut summary)?;
+            summary.reports.push((file.to_path_buf(), report));
+            journal.mark_done_as(file, &tag, stamp);
+            save_journal(lib, &mut journal)?;
         }
-        let (sentences, report) = match read_sentences(file, options.split.as_deref(), &linker, &|id| years.get(lib, id)) {
-            Ok(r) => r,
-            Err(e) => {
-                summary.skipped.push(e.to_string());
-                continue;
-            }
-        };
-        let kind = if report.cite_spans > 0 || report.bib_entries > 0 { "fulltext" } else { "contexts" };
-        let source = source_name(file, &tag);
-        commit_sentences(lib, &[(source, kind, sentences)], &years, &mut summary)?;
-        summary.reports.push((file.to_path_buf(), report));
-        journal.mark_done_as(file, &tag, stamp);
-        save_journal(lib, &mut journal)?;
-    }
 
-    // Documents: read and linked in parallel, committed batch by batch.
-    let total = documents.len();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let batch = (total / 8).clamp(32, 256);
-    let mut done = 0;
-    if total > 0 {
-        progress(0, total);
-    }
-    for chunk in documents.chunks(batch) {
-        let outcomes: Vec<Vec<Outcome>> = if threads > 1 {
-            chunk.par_iter().map(|i| read_input(i, &journal, options.force, &linker)).collect()
-        } else {
-            chunk.iter().map(|i| read_input(i, &journal, options.force, &linker)).collect()
-        };
-        let mut ready: Vec<ReadDoc> = Vec::new();
-        for outcome in outcomes.into_iter().flatten() {
-            match outcome {
-                Outcome::Unchanged(kind) => {
-                    summary.files_unchanged += 1;
-                    summary.kinds.entry(kind).or_default().unchanged += 1;
-                }
-                Outcome::Skipped(kind, line) => {
-                    summary.skipped.push(line);
-                    summary.kinds.entry(kind).or_default().skipped += 1;
-                }
-                Outcome::Read(doc, problems) => {
-                    summary.problems.extend(problems);
-                    ready.push(*doc);
-                }
-            }
+        // Documents: read and linked in parallel, committed batch by batch.
+        let total = documents.len();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let batch = (total / 8).clamp(32, 256);
+        let mut done = 0;
+        if total > 0 {
+            progress(0, total);
         }
-        if options.add_cited {
-            summary.papers_added += add_cited(lib, &mut ready)?;
-        }
-        let mut batch_sentences = Vec::new();
-        for d in &ready {
-            let k = summary.kinds.entry(d.doc.kind).or_default();
-            k.documents += 1;
-            k.identified += d.identified as usize;
-            let sentences = d.doc.citing_sentences(&d.citing);
-            let mut stats = d.doc.stats();
-            stats.sentences = sentences.len();
-            k.add(&stats);
-            for r in &d.doc.references {
-                if let Some((_, m)) = &r.link {
-                    *k.linked_by.entry(m.name().to_string()).or_default() += 1;
+        for chunk in documents.chunks(batch) {
+            let outcomes: Vec<Vec<Outcome>> = if threads > 1 {
+                chunk.par_iter().map(|i| read_input(i, &journal, options.force, &linker)).collect()
+            } else {
+                chunk.iter().map(|i| read_input(i, &journal, options.force, &linker)).collect()
+            };
+            let mut ready: Vec<ReadDoc> = Vec::new();
+            for outcome in outcomes.into_iter().flatten() {
+                match outcome {
+                    Outcome::Unchanged(kind) => {
+                        summary.files_unchanged += 1;
+                        summary.kinds.entry(kind).or_default().unchanged += 1;
+                    }
+                    Outcome::Skipped(kind, line) => {
+                        summary.skipped.push(line);
+                        summary.kinds.entry(kind).or_default().skipped += 1;
+                    }
+                    Outcome::Read(doc, problems) => {
+                        summary.problems.extend(problems);
+                        ready.push(*doc);
+                    }
                 }
             }
-            batch_sentences.push((d.source.clone(), kind_name(d.doc.kind), sentences));
+            if options.add_cited {
+                summary.papers_added += add_cited(lib, &mut ready)?;
+            }
+            let mut batch_sentences = Vec::new();
+            for d in &ready {
+                let k = summary.kinds.entry(d.doc.kind).or_default();
+                k.documents += 1;
+                k.identified += d.identified as usize;
+                let sentences = d.doc.citing_sentences(&d.citing);
+                let mut stats = d.doc.stats();
+                stats.sentences = sentences.len();
+                k.add(&stats);
+                for r in &d.doc.references {
+                    if let Some((_, m)) = &r.link {
+                        *k.linked_by.entry(m.name().to_string()).or_default() += 1;
+                    }
+                }
+                batch_sentences.push((d.source.clone(), kind_name(d.doc.kind), sentences));
+            }
+            commit_sentences(lib, &batch_sentences, &years, &mut summary)?;
+            for d in &ready {
+                journal.mark_done_as(&d.journal_path, &d.journal_tag, d.stamp);
+            }
+            save_journal(lib, &mut journal)?;
+            done += chunk.len();
+            progress(done, total);
         }
-        commit_sentences(lib, &batch_sentences, &years, &mut summary)?;
-        for d in &ready {
-            journal.mark_done_as(&d.journal_path, &d.journal_tag, d.stamp);
-        }
-        save_journal(lib, &mut journal)?;
-        done += chunk.len();
-        progress(done, total);
-    }
-    summary.stats = lib.evidence().stats()?;
-    summary.seconds = t.elapsed().as_secs_f64();
-    Ok(summary)
+        summary.stats = lib.evidence().stats()?;
+        summary.seconds = t.elapsed().as_secs_f64();
+        Ok(summary)
+    })
 }
 
 fn kind_name(k: DocKind) -> &'static str {
@@ -350,10 +352,7 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
         _ => DocKind::Latex,
     };
     let limit = if kind == DocKind::Pdf { crate::limits::PDF_FILE } else { crate::limits::TEXT_FILE };
-    if let Some(why) = crate::limits::file_over(path, limit) {
-        return vec![Outcome::Skipped(kind, why)];
-    }
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::limits::read_regular(path, limit) {
         Ok(b) => b,
         Err(e) => return vec![Outcome::Skipped(kind, format!("{shown}: {e}"))],
     };
@@ -545,23 +544,25 @@ fn add_cited(lib: &Library, docs: &mut [ReadDoc]) -> Result<usize> {
 /// journal, so that a document that comes back is read again. Returns how
 /// many had given something.
 pub fn forget_documents(lib: &Library, files: &[PathBuf]) -> Result<usize> {
-    if files.is_empty() {
-        return Ok(0);
-    }
-    let journal_path = lib.evidence_root().join("evidence-journal.json");
-    let mut journal = Journal::load(&journal_path)?;
-    let mut forgotten = 0;
-    let mut sources = Vec::new();
-    for f in files {
-        let source = source_name(f, "");
-        forgotten += usize::from(!lib.citances().from_source(&source)?.is_empty());
-        journal.forget(f, "");
-        sources.push((source, "pdf", Vec::new()));
-    }
-    let mut summary = EvidenceImportSummary::default();
-    commit_sentences(lib, &sources, &YearCache::default(), &mut summary)?;
-    save_journal(lib, &mut journal)?;
-    Ok(forgotten)
+    lib.writing().during(|| {
+        if files.is_empty() {
+            return Ok(0);
+        }
+        let journal_path = lib.evidence_root().join("evidence-journal.json");
+        let mut journal = Journal::load(&journal_path)?;
+        let mut forgotten = 0;
+        let mut sources = Vec::new();
+        for f in files {
+            let source = source_name(f, "");
+            forgotten += usize::from(!lib.citances().from_source(&source)?.is_empty());
+            journal.forget(f, "");
+            sources.push((source, "pdf", Vec::new()));
+        }
+        let mut summary = EvidenceImportSummary::default();
+        commit_sentences(lib, &sources, &YearCache::default(), &mut summary)?;
+        save_journal(lib, &mut journal)?;
+        Ok(forgotten)
+    })
 }
 
 /// Years of cited papers, looked up once each.

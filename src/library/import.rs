@@ -80,103 +80,105 @@ struct Parsed {
 
 /// Imports files and directories into the library.
 pub fn import(lib: &Library, inputs: &[PathBuf], opts: ImportOptions, progress: &dyn ImportProgress) -> Result<ImportSummary> {
-    let files = expand_inputs(inputs)?;
-    let total_bytes = files.iter().map(|(p, _)| std::fs::metadata(p).map_or(0, |m| m.len())).sum();
-    progress.start(files.len(), total_bytes);
+    lib.writing().during(|| {
+        let files = expand_inputs(inputs)?;
+        let total_bytes = files.iter().map(|(p, _)| std::fs::metadata(p).map_or(0, |m| m.len())).sum();
+        progress.start(files.len(), total_bytes);
 
-    let journal_path = lib.dir().join("import-journal.json");
-    let mut journal = Journal::load(&journal_path)?;
-    let mut summary = ImportSummary { files: files.len(), ..Default::default() };
-    let stamp = index_stamp(lib);
-    if let Some(why) = journal.disagreement(&stamp) {
-        summary.notes.push(format!(
-            "the paper index holds {} papers, but {why}: the import journal {} was discarded and every file is read again",
-            stamp.records,
-            journal_path.display()
-        ));
-        journal.discard();
-    }
-    let mut known = lib.papers().all_ids()?;
-    // The writer (and its lock) is taken only once there is something to write.
-    let mut writer: Option<crate::index::PaperWriter> = None;
+        let journal_path = lib.dir().join("import-journal.json");
+        let mut journal = Journal::load(&journal_path)?;
+        let mut summary = ImportSummary { files: files.len(), ..Default::default() };
+        let stamp = index_stamp(lib);
+        if let Some(why) = journal.disagreement(&stamp) {
+            summary.notes.push(format!(
+                "the paper index holds {} papers, but {why}: the import journal {} was discarded and every file is read again",
+                stamp.records,
+                journal_path.display()
+            ));
+            journal.discard();
+        }
+        let mut known = lib.papers().all_ids()?;
+        // The writer (and its lock) is taken only once there is something to write.
+        let mut writer: Option<crate::index::PaperWriter> = None;
 
-    // Parse on a second thread while this one feeds the index writer.
-    let (tx, rx) = mpsc::sync_channel::<Result<Option<Parsed>>>(4);
-    let force = opts.force;
-    std::thread::scope(|scope| -> Result<()> {
-        let files_ref = &files;
-        let before = journal.clone();
-        scope.spawn(move || {
-            for (path, format) in files_ref {
-                let msg = parse_file(path, *format, &before, force);
-                if tx.send(msg).is_err() {
-                    break;
+        // Parse on a second thread while this one feeds the index writer.
+        let (tx, rx) = mpsc::sync_channel::<Result<Option<Parsed>>>(4);
+        let force = opts.force;
+        std::thread::scope(|scope| -> Result<()> {
+            let files_ref = &files;
+            let before = journal.clone();
+            scope.spawn(move || {
+                for (path, format) in files_ref {
+                    let msg = parse_file(path, *format, &before, force);
+                    if tx.send(msg).is_err() {
+                        break;
+                    }
                 }
+            });
+            let mut pending_files: Vec<(PathBuf, Stamp)> = Vec::new();
+            let mut since_commit = 0usize;
+            for (msg, (path, _)) in rx.into_iter().zip(files.iter()) {
+                let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+                let parsed = match msg {
+                    Ok(Some(parsed)) => parsed,
+                    Ok(None) => {
+                        summary.files_unchanged += 1;
+                        progress.file_done(path, bytes);
+                        continue;
+                    }
+                    // A file that cannot be read is one skip, not the end of the run.
+                    Err(e) => {
+                        summary.skipped.push(Skip { file: path.clone(), line: 0, reason: e.to_string() });
+                        progress.file_done(path, bytes);
+                        continue;
+                    }
+                };
+                let w = match &mut writer {
+                    Some(w) => w,
+                    None => writer.insert(lib.papers().writer()?),
+                };
+                for paper in &parsed.papers {
+                    w.upsert(paper)?;
+                    let legacy_id = (paper.id.starts_with("doi:") && !paper.key.is_empty()).then(|| Paper::bibtex_id("", &paper.key));
+                    let existed = known.contains(&paper.id) || legacy_id.as_ref().is_some_and(|l| known.remove(l));
+                    if existed {
+                        summary.updated += 1;
+                    } else {
+                        summary.imported += 1;
+                        known.insert(paper.id.clone());
+                    }
+                }
+                since_commit += parsed.papers.len();
+                summary.skipped.extend(parsed.skipped);
+                summary.notes.extend(parsed.note);
+                pending_files.push((parsed.file, parsed.stamp));
+                if since_commit >= COMMIT_EVERY {
+                    w.commit()?;
+                    for (f, s) in pending_files.drain(..) {
+                        journal.mark_done(&f, s);
+                    }
+                    lib.papers().reload()?;
+                    journal.set_index(index_stamp(lib));
+                    journal.save()?;
+                    since_commit = 0;
+                }
+                progress.file_done(path, bytes);
             }
-        });
-        let mut pending_files: Vec<(PathBuf, Stamp)> = Vec::new();
-        let mut since_commit = 0usize;
-        for (msg, (path, _)) in rx.into_iter().zip(files.iter()) {
-            let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-            let parsed = match msg {
-                Ok(Some(parsed)) => parsed,
-                Ok(None) => {
-                    summary.files_unchanged += 1;
-                    progress.file_done(path, bytes);
-                    continue;
-                }
-                // A file that cannot be read is one skip, not the end of the run.
-                Err(e) => {
-                    summary.skipped.push(Skip { file: path.clone(), line: 0, reason: e.to_string() });
-                    progress.file_done(path, bytes);
-                    continue;
-                }
-            };
-            let w = match &mut writer {
-                Some(w) => w,
-                None => writer.insert(lib.papers().writer()?),
-            };
-            for paper in &parsed.papers {
-                w.upsert(paper)?;
-                let legacy_id = (paper.id.starts_with("doi:") && !paper.key.is_empty()).then(|| Paper::bibtex_id("", &paper.key));
-                let existed = known.contains(&paper.id) || legacy_id.as_ref().is_some_and(|l| known.remove(l));
-                if existed {
-                    summary.updated += 1;
-                } else {
-                    summary.imported += 1;
-                    known.insert(paper.id.clone());
-                }
-            }
-            since_commit += parsed.papers.len();
-            summary.skipped.extend(parsed.skipped);
-            summary.notes.extend(parsed.note);
-            pending_files.push((parsed.file, parsed.stamp));
-            if since_commit >= COMMIT_EVERY {
-                w.commit()?;
+            if let Some(w) = writer.take() {
+                w.finish()?;
                 for (f, s) in pending_files.drain(..) {
                     journal.mark_done(&f, s);
                 }
                 lib.papers().reload()?;
                 journal.set_index(index_stamp(lib));
                 journal.save()?;
-                since_commit = 0;
             }
-            progress.file_done(path, bytes);
-        }
-        if let Some(w) = writer.take() {
-            w.finish()?;
-            for (f, s) in pending_files.drain(..) {
-                journal.mark_done(&f, s);
-            }
-            lib.papers().reload()?;
-            journal.set_index(index_stamp(lib));
-            journal.save()?;
-        }
-        Ok(())
-    })?;
-    lib.papers().reload()?;
-    progress.finish();
-    Ok(summary)
+            Ok(())
+        })?;
+        lib.papers().reload()?;
+        progress.finish();
+        Ok(summary)
+    })
 }
 
 /// The paper index as the journal records it.

@@ -18,6 +18,7 @@ pub mod embed;
 pub mod evidence_import;
 pub mod import;
 pub mod journal;
+pub mod lock;
 pub mod student;
 pub mod zotero;
 
@@ -76,6 +77,8 @@ pub struct Library {
     papers: PaperIndex,
     evidence: EvidenceIndex,
     citances: CitanceIndex,
+    /// The library's one writer ([`lock`]): this process's share of it.
+    writing: std::sync::Arc<lock::Writing>,
 }
 
 impl Library {
@@ -93,7 +96,7 @@ impl Library {
             if dir.join("papers").join("meta.json").exists() {
                 return Err(Self::missing_meta(dir));
             }
-            write_meta(dir)?;
+            lock::Writing::of_library(dir).during(|| if meta_path.exists() { Ok(()) } else { write_meta(dir) })?;
         }
         Self::open(dir)
     }
@@ -150,7 +153,14 @@ impl Library {
         let papers = PaperIndex::open_or_create(&dir.join("papers"))?;
         let evidence = EvidenceIndex::open_or_create(&evidence_root.join("evidence"))?;
         let citances = CitanceIndex::open_or_create(&evidence_root.join("citances"))?;
-        Ok(Library { dir: dir.to_path_buf(), evidence_root: evidence_root.to_path_buf(), papers, evidence, citances })
+        Ok(Library {
+            dir: dir.to_path_buf(),
+            evidence_root: evidence_root.to_path_buf(),
+            papers,
+            evidence,
+            citances,
+            writing: lock::Writing::of_library(dir),
+        })
     }
 
     fn stale(dir: &Path, why: &str) -> Error {
@@ -170,6 +180,13 @@ impl Library {
 
     pub fn papers(&self) -> &PaperIndex {
         &self.papers
+    }
+
+    /// The library's write lock: every write goes through
+    /// [`lock::Writing::during`]; a command that writes throughout
+    /// [`lock::Writing::hold`]s it.
+    pub fn writing(&self) -> &lock::Writing {
+        &self.writing
     }
 
     pub fn evidence(&self) -> &EvidenceIndex {

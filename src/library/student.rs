@@ -100,7 +100,12 @@ pub fn distillation_data(
     all.truncate(opts.papers);
     let dim = teacher.dim();
     let dir = lib.citation_vectors_dir();
-    let stored = if VectorStore::exists(&dir) { Some(VectorStore::open_read(&dir, dim, &teacher.fingerprint())?) } else { None };
+    // Vectors the teacher stored save encoding again; damaged ones do not count.
+    let stored = match VectorStore::exists(&dir).then(|| VectorStore::open_read(&dir, dim, &teacher.fingerprint())) {
+        Some(Ok(store)) => Some(store),
+        Some(Err(Error::Corrupt { .. })) | None => None,
+        Some(Err(e)) => return Err(e),
+    };
     let mut vectors: Vec<Option<Vec<f32>>> = all
         .iter()
         .map(|(_, id, title, abs)| {
@@ -163,15 +168,17 @@ pub fn student_dir(lib_dir: &Path) -> PathBuf {
 
 /// Copies the run's best weights, atomically, to [`STUDENT_DIR`].
 pub fn publish(lib_dir: &Path) -> Result<PathBuf> {
-    let run = run_dir(lib_dir);
-    let dir = student_dir(lib_dir);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    for name in ["config.json", "model.safetensors"] {
-        let from = run.join(name);
-        let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
-        write_atomic(&dir.join(name), &bytes)?;
-    }
-    Ok(dir)
+    super::lock::Writing::of_library(lib_dir).during(|| {
+        let run = run_dir(lib_dir);
+        let dir = student_dir(lib_dir);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        for name in ["config.json", "model.safetensors"] {
+            let from = run.join(name);
+            let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
+            write_atomic(&dir.join(name), &bytes)?;
+        }
+        Ok(dir)
+    })
 }
 
 /// The student shipped with citewise, distilled from the citation encoder
@@ -226,7 +233,7 @@ pub fn student_vectors(lib: &Library, teacher: &str, dim: usize) -> Result<Optio
 /// Removes the library's own student, its run and its vectors (the shipped
 /// student is used again).
 pub fn remove(lib: &Library) -> Result<bool> {
-    crate::util::remove_dirs(&[student_dir(lib.dir()), run_dir(lib.dir()), lib.student_vectors_dir()])
+    lib.writing().during(|| crate::util::remove_dirs(&[student_dir(lib.dir()), run_dir(lib.dir()), lib.student_vectors_dir()]))
 }
 
 /// The saved state of the library's distillation run, when there is one.

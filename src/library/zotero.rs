@@ -49,6 +49,10 @@ pub struct ZoteroState {
     /// Every PDF read as evidence, by the attachment's `library/key`.
     #[serde(default)]
     pub pdfs: BTreeMap<String, PdfState>,
+    /// The paper index the items' records were written to (its identity
+    /// and record count then; none: written before states recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<super::journal::IndexStamp>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -94,6 +98,21 @@ impl ZoteroState {
         crate::util::write_atomic(&lib_dir.join(STATE_FILE), serde_json::to_string_pretty(self)?.as_bytes())
     }
 
+    /// Why the items listed here may not be in the paper index `now` any
+    /// more (it was created anew since, or holds fewer records than the
+    /// items listed): then every item is read again.
+    pub fn lost_records(&self, now: &super::journal::IndexStamp) -> Option<String> {
+        let then = self.index.as_ref()?;
+        let items = crate::util::counted(self.items.len(), "item");
+        if !then.id.is_empty() && then.id != now.id {
+            Some(format!("the paper index was created anew since the last Zotero import of {items}"))
+        } else if now.records < self.items.len() as u64 {
+            Some(format!("the paper index holds {} but the last Zotero import wrote {items}", crate::util::counted(now.records, "paper")))
+        } else {
+            None
+        }
+    }
+
     /// How many items have a key from each source.
     pub fn key_sources(&self) -> BTreeMap<&'static str, usize> {
         let mut out = BTreeMap::new();
@@ -104,8 +123,10 @@ impl ZoteroState {
     }
 }
 
-/// Makes a citation key for a paper, given which keys are taken.
-pub type MakeKey = dyn Fn(&Paper, &dyn Fn(&str) -> bool) -> String + Send + Sync;
+/// A paper's citation key in the configured style, before it is made
+/// unique among the library's keys ([`crate::corpus::unique_key`]); the
+/// front ends give `export::keys::make_key` of the configured key style.
+pub type MakeKey = dyn Fn(&Paper) -> String + Send + Sync;
 
 /// How to sync.
 #[derive(Debug, Clone, Default)]
@@ -181,7 +202,7 @@ impl DbStamp {
         let nanos = |m: &std::fs::Metadata| m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
         let wal_len = std::fs::metadata(dir.join(format!("{DATABASE}-wal"))).map_or(0, |w| w.len());
         let mut header = [0u8; 28];
-        let counter = std::fs::File::open(&file)
+        let counter = crate::limits::open_regular(&file)
             .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header))
             .map_or(0, |()| u32::from_be_bytes([header[24], header[25], header[26], header[27]]));
         let better_bibtex = ["better-bibtex.sqlite", "better-bibtex.migrated"]
@@ -197,85 +218,93 @@ impl DbStamp {
 /// gives an item without a citation key one (the configured key style), not
 /// one of those `taken` says are taken.
 pub fn sync(lib: &Library, dir: &Path, options: &ZoteroOptions, make_key: &MakeKey) -> Result<ZoteroSummary> {
-    let t = std::time::Instant::now();
-    let stamp = DbStamp::of(dir);
-    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
-    let base = options.attachment_base.clone().or_else(|| crate::corpus::zotero::data_dir::attachment_base_dir(&home?));
-    let zotero = Zotero::open(dir)?.with_attachment_base(base);
-    let mut summary = ZoteroSummary { dir: dir.to_path_buf(), era: Some(zotero.era()), ..Default::default() };
-    summary.notes.extend(zotero.notes().iter().cloned());
-    let mut state = ZoteroState::load(lib.dir())?.unwrap_or_default();
-    let same_source = state.dir.as_os_str().is_empty() || same_dir(&state.dir, dir);
-    if !same_source {
-        summary.notes.push(format!(
-            "the library was imported from {} before; items not in {} are removed",
-            state.dir.display(),
-            dir.display()
-        ));
-    }
-    let mut heads = zotero.heads()?;
-    if let Some(name) = &options.collection {
-        let members = zotero
-            .collection_members(name)?
-            .ok_or_else(|| Error::Zotero { path: dir.to_path_buf(), reason: format!("no collection named `{name}`") })?;
-        heads.retain(|h| members.contains(&h.item_id));
-    }
-    summary.items = heads.len();
-    summary.torn = zotero.torn();
-    let force = options.force || state.collection != options.collection || !same_source;
-    let changed: Vec<Head> = heads
-        .iter()
-        .filter(|h| force || state.items.get(&h.at.to_string()).is_none_or(|s| s.modified != h.modified || s.aside != h.aside))
-        .cloned()
-        .collect();
-    summary.unchanged = heads.len() - changed.len();
+    lib.writing().during(|| {
+        let t = std::time::Instant::now();
+        let stamp = DbStamp::of(dir);
+        let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
+        let base = options.attachment_base.clone().or_else(|| crate::corpus::zotero::data_dir::attachment_base_dir(&home?));
+        let zotero = Zotero::open(dir)?.with_attachment_base(base);
+        let mut summary = ZoteroSummary { dir: dir.to_path_buf(), era: Some(zotero.era()), ..Default::default() };
+        summary.notes.extend(zotero.notes().iter().cloned());
+        let mut state = ZoteroState::load(lib.dir())?.unwrap_or_default();
+        let same_source = state.dir.as_os_str().is_empty() || same_dir(&state.dir, dir);
+        if !same_source {
+            summary.notes.push(format!(
+                "the library was imported from {} before; items not in {} are removed",
+                state.dir.display(),
+                dir.display()
+            ));
+        }
+        let mut heads = zotero.heads()?;
+        if let Some(name) = &options.collection {
+            let members = zotero
+                .collection_members(name)?
+                .ok_or_else(|| Error::Zotero { path: dir.to_path_buf(), reason: format!("no collection named `{name}`") })?;
+            heads.retain(|h| members.contains(&h.item_id));
+        }
+        summary.items = heads.len();
+        summary.torn = zotero.torn();
+        let lost = state.lost_records(&super::import::index_stamp(lib));
+        if let Some(why) = &lost {
+            summary.notes.push(format!("{why}: every item is read again"));
+        }
+        let force = options.force || state.collection != options.collection || !same_source || lost.is_some();
+        let changed: Vec<Head> = heads
+            .iter()
+            .filter(|h| force || state.items.get(&h.at.to_string()).is_none_or(|s| s.modified != h.modified || s.aside != h.aside))
+            .cloned()
+            .collect();
+        summary.unchanged = heads.len() - changed.len();
 
-    // Records: upserts, then removals, in one commit; items read a batch at
-    // a time. An item's record keeps the id it was first given, so nothing
-    // upserted here is another item's old id.
-    let present: HashSet<String> = heads.iter().map(|h| h.at.to_string()).collect();
-    // A copy that may miss a write is no proof that an item is gone.
-    let gone: Vec<String> =
-        if zotero.torn() { Vec::new() } else { state.items.keys().filter(|k| !present.contains(*k)).cloned().collect() };
-    let mut writer = None;
-    if !changed.is_empty() || !gone.is_empty() {
-        let w = writer.insert(lib.papers().writer()?);
-        for at in &gone {
-            if let Some(old) = state.items.remove(at) {
-                w.delete(&old.id);
-                summary.removed += 1;
+        // Records: upserts, then removals, in one commit; items read a batch at
+        // a time. An item's record keeps the id it was first given, so nothing
+        // upserted here is another item's old id.
+        let present: HashSet<String> = heads.iter().map(|h| h.at.to_string()).collect();
+        // A copy that may miss a write is no proof that an item is gone.
+        let gone: Vec<String> =
+            if zotero.torn() { Vec::new() } else { state.items.keys().filter(|k| !present.contains(*k)).cloned().collect() };
+        let mut writer = None;
+        if !changed.is_empty() || !gone.is_empty() {
+            let w = writer.insert(lib.papers().writer()?);
+            for at in &gone {
+                if let Some(old) = state.items.remove(at) {
+                    w.delete(&old.id);
+                    summary.removed += 1;
+                }
+            }
+            let context = Context { papers: lib.papers(), bbt_failed: zotero.better_bibtex_failed(), make_key };
+            let mut taken = Taken::of(&state, &present);
+            for batch in changed.chunks(crate::limits::ZOTERO_ITEMS_AT_ONCE) {
+                for (at, paper, item_state) in records_of(zotero.items(batch)?, &state, &context, &mut taken, &mut summary) {
+                    w.replace(&paper)?;
+                    state.items.insert(at, item_state);
+                }
             }
         }
-        let context = Context { papers: lib.papers(), present: &present, bbt_failed: zotero.better_bibtex_failed(), make_key };
-        for batch in changed.chunks(crate::limits::ZOTERO_ITEMS_AT_ONCE) {
-            for (at, paper, item_state) in records_of(zotero.items(batch)?, &state, &context, &mut summary) {
-                w.replace(&paper)?;
-                state.items.insert(at, item_state);
-            }
+        if let Some(w) = writer {
+            w.finish()?;
         }
-    }
-    if let Some(w) = writer {
-        w.finish()?;
-    }
-    lib.refresh()?;
-    state.dir = dir.to_path_buf();
-    state.era = Some(zotero.era());
-    state.collection = options.collection.clone();
-    state.no_pdfs = options.no_pdfs;
-    state.stamp = if zotero.torn() { None } else { stamp };
-    state.last_read = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    // The records are durable: say so before reading PDFs (an interrupted
-    // PDF read resumes: what was not read is not in `pdfs` yet).
-    state.save(lib.dir())?;
-
-    if !options.no_pdfs {
-        sync_pdfs(lib, &zotero, &heads, &mut state, options.force, &mut summary)?;
-        state.save(lib.dir())?;
         lib.refresh()?;
-    }
-    summary.key_sources = state.key_sources();
-    summary.seconds = t.elapsed().as_secs_f64();
-    Ok(summary)
+        state.index = Some(super::import::index_stamp(lib));
+        state.dir = dir.to_path_buf();
+        state.era = Some(zotero.era());
+        state.collection = options.collection.clone();
+        state.no_pdfs = options.no_pdfs;
+        state.stamp = if zotero.torn() { None } else { stamp };
+        state.last_read = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        // The records are durable: say so before reading PDFs (an interrupted
+        // PDF read resumes: what was not read is not in `pdfs` yet).
+        state.save(lib.dir())?;
+
+        if !options.no_pdfs {
+            sync_pdfs(lib, &zotero, &heads, &mut state, options.force, &mut summary)?;
+            state.save(lib.dir())?;
+            lib.refresh()?;
+        }
+        summary.key_sources = state.key_sources();
+        summary.seconds = t.elapsed().as_secs_f64();
+        Ok(summary)
+    })
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {
@@ -288,8 +317,6 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// What deciding records needs besides the items.
 struct Context<'a> {
     papers: &'a crate::index::PaperIndex,
-    /// The items of this sync (`library/key`).
-    present: &'a HashSet<String>,
     /// Better BibTeX's keys did not read this time.
     bbt_failed: bool,
     make_key: &'a MakeKey,
@@ -321,10 +348,34 @@ fn from_better_bibtex(s: KeySource) -> bool {
     matches!(s, KeySource::BetterBibtex | KeySource::BetterBibtexMigrated | KeySource::BetterBibtexJson)
 }
 
+/// The keys and ids that an item's new key or id must not take: those of
+/// the items of the last sync (each held for its item, which may keep it)
+/// and those given in this sync. Made once per sync, so a sync's cost
+/// grows with its items, not with its items times its batches.
+struct Taken {
+    /// Key → the item (`library/key`) that holds it.
+    keys: HashMap<String, String>,
+    ids: HashSet<String>,
+    /// Per base key, the first suffix not yet found taken this sync.
+    next_suffix: HashMap<String, usize>,
+}
+
+impl Taken {
+    fn of(state: &ZoteroState, present: &HashSet<String>) -> Taken {
+        let keys = state.items.iter().filter(|(at, _)| present.contains(*at)).map(|(at, s)| (s.key.clone(), at.clone())).collect();
+        Taken { keys, ids: state.items.values().map(|s| s.id.clone()).collect(), next_suffix: HashMap::new() }
+    }
+
+    /// Whether `key` is held by another item than `at`.
+    fn key(&self, key: &str, at: &str) -> bool {
+        self.keys.get(key).is_some_and(|holder| holder != at)
+    }
+}
+
 /// The key of an item: the one Zotero's sources give; a key citewise made
 /// stays; a Better BibTeX key stays while Better BibTeX's database does not
 /// read; else one made, free among the library's keys.
-fn key_of(item: &Item, before: Option<&ItemState>, taken: &HashSet<String>, context: &Context<'_>, at: &str) -> (String, KeySource) {
+fn key_of(item: &Item, before: Option<&ItemState>, taken: &mut Taken, context: &Context<'_>, at: &str) -> (String, KeySource) {
     match (&item.key, before) {
         (Some((_, s)), Some(b)) if context.bbt_failed && from_better_bibtex(b.key_source) && *s != KeySource::Native => {
             (b.key.clone(), b.key_source)
@@ -334,7 +385,11 @@ fn key_of(item: &Item, before: Option<&ItemState>, taken: &HashSet<String>, cont
             (b.key.clone(), b.key_source)
         }
         (None, _) => {
-            let key = (context.make_key)(&item.paper, &|k| taken.contains(k) || context.key_held_by_another(k, at));
+            let base = (context.make_key)(&item.paper);
+            let mut next = taken.next_suffix.get(&base).copied().unwrap_or(0);
+            let key =
+                crate::corpus::unique_key::unique_key_from(&base, &mut next, |k| taken.key(k, at) || context.key_held_by_another(k, at));
+            taken.next_suffix.insert(base, next);
             (key, KeySource::Generated)
         }
     }
@@ -347,13 +402,9 @@ fn records_of(
     items: Vec<Item>,
     state: &ZoteroState,
     context: &Context<'_>,
+    taken: &mut Taken,
     summary: &mut ZoteroSummary,
 ) -> Vec<(String, Paper, ItemState)> {
-    let changing: HashSet<String> = items.iter().map(|i| i.head.at.to_string()).collect();
-    // Keys and ids of the items that stay as they are.
-    let staying = || state.items.iter().filter(|(at, _)| !changing.contains(*at) && context.present.contains(*at));
-    let mut taken_keys: HashSet<String> = staying().map(|(_, s)| s.key.clone()).collect();
-    let mut taken_ids: HashSet<String> = state.items.iter().filter(|(at, _)| !changing.contains(*at)).map(|(_, s)| s.id.clone()).collect();
     // Items whose key Zotero knows come first, so a made key never takes one.
     let mut items = items;
     items.sort_by_key(|i| i.key.is_none());
@@ -361,8 +412,8 @@ fn records_of(
     for item in items {
         let at = item.head.at.to_string();
         let before = state.items.get(&at);
-        let (key, source) = key_of(&item, before, &taken_keys, context, &at);
-        taken_keys.insert(key.clone());
+        let (key, source) = key_of(&item, before, taken, context, &at);
+        taken.keys.insert(key.clone(), at.clone());
         let mut former_keys = before.map(|b| b.former_keys.clone()).unwrap_or_default();
         if let Some(b) = before.filter(|b| b.key != key) {
             summary.renamed.push((b.key.clone(), key.clone()));
@@ -375,7 +426,7 @@ fn records_of(
             Some(b) => b.id.clone(),
             None => {
                 let id = Paper::bibtex_id(&item.paper.doi, &key);
-                if taken_ids.contains(&id) || context.id_held_by_another(&id, &at, &item.paper) {
+                if taken.ids.contains(&id) || context.id_held_by_another(&id, &at, &item.paper) {
                     // Two items of one DOI or one key: each keeps its own record.
                     format!("zotero:{at}")
                 } else {
@@ -383,7 +434,7 @@ fn records_of(
                 }
             }
         };
-        taken_ids.insert(id.clone());
+        taken.ids.insert(id.clone());
         if before.is_some() {
             summary.updated += 1;
         } else {
@@ -423,6 +474,7 @@ fn sync_pdfs(
     let parents: HashMap<i64, String> = heads.iter().map(|h| (h.item_id, h.at.to_string())).collect();
     let mut now: BTreeMap<String, PdfState> = BTreeMap::new();
     let mut inputs = Vec::new();
+    let mut listed: HashSet<PathBuf> = HashSet::new();
     for a in zotero.pdfs()? {
         // Attachments of items out of the import (trashed, another collection) are not read.
         let parent = match a.parent {
@@ -447,8 +499,8 @@ fn sync_pdfs(
         let pdf = PdfState { file: file.clone(), parent, owner: owner.clone(), modified: a.modified.clone(), len: meta.len(), mtime };
         let at = a.at.to_string();
         // A file two attachments name is read once (for the first).
-        let listed = inputs.iter().any(|i: &EvidenceInput| i.path() == file.as_path());
-        if !listed && (force || state.pdfs.get(&at) != Some(&pdf)) {
+        if !listed.contains(&file) && (force || state.pdfs.get(&at) != Some(&pdf)) {
+            listed.insert(file.clone());
             inputs.push(if owner.is_empty() { EvidenceInput::Pdf(file) } else { EvidenceInput::AttachedPdf { file, owner } });
         }
         now.insert(at, pdf);

@@ -9,7 +9,7 @@ use lsp_types::{
 };
 
 use super::documents::Document;
-use crate::corpus::citation_markup::cited_keys;
+use crate::corpus::citation_markup::{citation_key, cited_keys, is_citation_key};
 use crate::corpus::Paper;
 use crate::export::bibfile::planned_keys;
 use crate::export::keys::{base_key, KeyStyle};
@@ -25,7 +25,9 @@ const EVIDENCE_SHOWN: usize = 3;
 
 /// The candidates worth offering, each with the key it has in the
 /// document's bibliography or would get there; papers the document
-/// already cites are left out, as in the editor.
+/// already cites are left out, as in the editor, and so are papers whose
+/// key is not a citation key the document may be given
+/// ([`citation_key`]: completions and "Cite" actions write only keys).
 pub fn offered(doc: &Document, candidates: &[Candidate], style: KeyStyle) -> Vec<(String, Candidate)> {
     let with_papers: Vec<&Candidate> = candidates.iter().filter(|c| c.paper.is_some()).collect();
     let papers: Vec<Paper> = with_papers.iter().filter_map(|c| c.paper.clone()).collect();
@@ -36,6 +38,7 @@ pub fn offered(doc: &Document, candidates: &[Candidate], style: KeyStyle) -> Vec
         .into_iter()
         .zip(keys)
         .filter(|(c, key)| !cited.contains(key) && c.paper.as_ref().is_none_or(|p| !cited.contains(&p.key)))
+        .filter(|(_, key)| is_citation_key(key, doc.syntax))
         .map(|(c, key)| (key, c.clone()))
         .collect()
 }
@@ -124,10 +127,12 @@ fn add_command(uri: &Url, key: &str) -> Command {
 }
 
 /// "Cite …" actions: each inserts the citation command for the document's
-/// syntax at `at` and adds the entry to the bibliography.
+/// syntax at `at` and adds the entry to the bibliography; a key that is not
+/// a citation key ([`citation_key`]) gets none.
 pub fn cite_actions(doc: &Document, offered: &[(String, Candidate)], at: Position) -> Vec<CodeAction> {
     offered
         .iter()
+        .filter(|(key, _)| is_citation_key(key, doc.syntax))
         .map(|(key, c)| {
             let title = c.paper.as_ref().map_or(c.id.clone(), |p| p.title.clone());
             let insert = format!(" {}", doc.syntax.format(std::slice::from_ref(key)));
@@ -143,16 +148,11 @@ pub fn cite_actions(doc: &Document, offered: &[(String, Candidate)], at: Positio
         .collect()
 }
 
-/// Rewrites a citation of `old` (at `range`) as `new`.
-pub fn rename_key_action(doc: &Document, old: &str, new: &str, range: Range) -> CodeAction {
-    let edit = TextEdit { range, new_text: new.to_string() };
-    CodeAction {
-        title: format!("Rewrite {old} as {new} (its key in the library now)"),
-        kind: Some(CodeActionKind::QUICKFIX),
-        is_preferred: Some(true),
-        edit: Some(WorkspaceEdit { changes: Some([(doc.uri.clone(), vec![edit])].into_iter().collect()), ..Default::default() }),
-        ..Default::default()
-    }
+/// Rewrites a citation of `old` (at `range`) as `new`; none when `new` is
+/// not a citation key the document may be given ([`citation_key`]: the
+/// diagnostic says why).
+pub fn rename_key_action(doc: &Document, old: &str, new: &str, range: Range) -> Option<CodeAction> {
+    replace_key_action(doc, range, format!("Rewrite {old} as {new} (its key in the library now)"), new, true)
 }
 
 /// The hover of a cited paper: title, authors, year, venue, link, evidence.
@@ -185,10 +185,18 @@ pub fn diagnostic(doc: &Document, f: &crate::check::Finding) -> lsp_types::Diagn
     use crate::check::{Kind, Severity};
     use lsp_types::DiagnosticSeverity;
     let renamed = (f.kind == Kind::UnknownKey).then(|| f.suggestions.iter().find(|s| s.why == RENAMED)).flatten();
-    let (message, data) = match renamed {
-        Some(s) => (
+    let (message, data) = match renamed.map(|s| (s, citation_key(&s.key, doc.syntax))) {
+        Some((s, Ok(()))) => (
             format!("`{}` is now `{}` in the library (its citation key changed); a quick fix rewrites it", f.key, s.key),
             Some(serde_json::json!({ "renamed_to": s.key })),
+        ),
+        Some((_, Err(e))) => (
+            format!(
+                "`{}` is now `{}` in the library (its citation key changed), which is not a key citewise writes into a draft ({}); \
+                 no quick fix rewrites it",
+                f.key, e.shown, e.why
+            ),
+            None,
         ),
         None => {
             let mut m = f.message.clone();
@@ -222,20 +230,23 @@ pub fn diagnostic(doc: &Document, f: &crate::check::Finding) -> lsp_types::Diagn
 
 /// The quick fixes of a finding: its key replaced by each key it suggests
 /// (the duplicate's kept key first), and a mismatched entry's title
-/// rewritten in the bibliography from the library's record.
+/// rewritten in the bibliography from the library's record. A suggested
+/// text that is not a citation key ([`citation_key`]) is never written: it
+/// gets no fix.
 pub fn fixes(doc: &Document, f: &crate::check::Finding, bib: &crate::check::Bibliography, open_bib: Option<&str>) -> Vec<CodeAction> {
     use crate::check::finding::RENAMED;
     let range = doc.range(f.range.start, f.range.end);
     let mut out = Vec::new();
     if let Some(keep) = &f.keep {
-        out.push(replace_key_action(doc, range, format!("Cite {keep} instead of {} (one work)", f.key), keep, true));
+        out.extend(replace_key_action(doc, range, format!("Cite {keep} instead of {} (one work)", f.key), keep, true));
     }
-    for (i, s) in f.suggestions.iter().filter(|s| !s.key.is_empty()).enumerate() {
+    let writable = f.suggestions.iter().filter(|s| !s.key.is_empty() && is_citation_key(&s.key, doc.syntax));
+    for (i, s) in writable.enumerate() {
         if s.why == RENAMED {
-            out.push(rename_key_action(doc, &f.key, &s.key, range));
+            out.extend(rename_key_action(doc, &f.key, &s.key, range));
         } else {
             let title = format!("Replace {} with {} ({})", f.key, s.key, s.why);
-            out.push(replace_key_action(doc, range, title, &s.key, i == 0 && f.keep.is_none()));
+            out.extend(replace_key_action(doc, range, title, &s.key, i == 0 && f.keep.is_none()));
         }
     }
     if let (Some(title), Some(path)) = (&f.library_title, &bib.path) {
@@ -244,15 +255,20 @@ pub fn fixes(doc: &Document, f: &crate::check::Finding, bib: &crate::check::Bibl
     out
 }
 
-fn replace_key_action(doc: &Document, range: Range, title: String, key: &str, preferred: bool) -> CodeAction {
+/// An edit of the citation at `range` to `key`; none when `key` is not a
+/// citation key the document may be given ([`citation_key`]).
+fn replace_key_action(doc: &Document, range: Range, title: String, key: &str, preferred: bool) -> Option<CodeAction> {
+    if !is_citation_key(key, doc.syntax) {
+        return None;
+    }
     let edit = TextEdit { range, new_text: key.to_string() };
-    CodeAction {
+    Some(CodeAction {
         title,
         kind: Some(CodeActionKind::QUICKFIX),
         is_preferred: Some(preferred),
         edit: Some(WorkspaceEdit { changes: Some([(doc.uri.clone(), vec![edit])].into_iter().collect()), ..Default::default() }),
         ..Default::default()
-    }
+    })
 }
 
 /// "Fix the title of `key` in refs.bib from the library": an edit of the
@@ -276,4 +292,128 @@ fn fix_title_action(f: &crate::check::Finding, title: &str, bib: &Path, open: Op
         edit: Some(WorkspaceEdit { changes: Some([(uri, vec![edit])].into_iter().collect()), ..Default::default() }),
         ..Default::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::finding::{NEAR_MISS, RENAMED};
+    use crate::check::{Bibliography, Finding, Kind, Severity, Suggestion};
+
+    /// A Zotero citation key that would write LaTeX of its own.
+    const HOSTILE: &str = r"new}\input{/etc/passwd}\cite{x";
+
+    fn doc(name: &str, text: &str) -> Document {
+        Document::new(Url::parse(&format!("file:///tmp/citewise-answer/{name}")).unwrap(), "", text.into(), 1)
+    }
+
+    fn finding(text: &str, key: &str) -> Finding {
+        let at = text.find(key).unwrap();
+        Finding {
+            kind: Kind::UnknownKey,
+            severity: Severity::Warning,
+            key: key.into(),
+            line: 1,
+            column: at + 1,
+            range: at..at + key.len(),
+            message: format!("`{key}` is in neither the bibliography nor the library"),
+            fix: String::new(),
+            suggestions: Vec::new(),
+            library_title: None,
+            keep: None,
+            best_match: None,
+        }
+    }
+
+    fn suggestion(key: &str, why: &str) -> Suggestion {
+        Suggestion { key: key.into(), id: String::new(), title: String::new(), why: why.into(), support: None, evidence: Vec::new() }
+    }
+
+    fn new_texts(actions: &[CodeAction]) -> Vec<String> {
+        actions
+            .iter()
+            .flat_map(|a| a.edit.iter().flat_map(|e| e.changes.iter().flat_map(|c| c.values().flatten().map(|t| t.new_text.clone()))))
+            .collect()
+    }
+
+    fn candidate(key: &str) -> Candidate {
+        let paper = Paper {
+            id: format!("bib:{key}"),
+            key: key.into(),
+            title: "Tagging".into(),
+            authors: vec!["Ann Tagger".into()],
+            ..Default::default()
+        };
+        Candidate { score: 1.0, paper: Some(paper), fused_rank: 1, ..Candidate::new(format!("bib:{key}")) }
+    }
+
+    /// A renamed key, a duplicate's kept key or a near miss that is not a
+    /// citation key gets no quick fix; the diagnostic says why.
+    #[test]
+    fn a_key_that_is_no_key_is_never_written_into_the_draft() {
+        let text = "As \\cite{old2001} shows.";
+        let d = doc("paper.tex", text);
+        let mut f = finding(text, "old2001");
+        f.suggestions = vec![suggestion(HOSTILE, RENAMED), suggestion("old2002", NEAR_MISS), suggestion("old 2001", NEAR_MISS)];
+        f.keep = Some("old%2001".into());
+        let actions = fixes(&d, &f, &Bibliography::default(), None);
+        assert_eq!(actions.iter().map(|a| a.title.as_str()).collect::<Vec<_>>(), ["Replace old2001 with old2002 (near miss)"]);
+        assert_eq!(new_texts(&actions), ["old2002"]);
+        let said = diagnostic(&d, &f);
+        assert_eq!(
+            said.message,
+            "`old2001` is now `new}\\input{/etc/passwd}\\cite{x` in the library (its citation key changed), which is not a key citewise \
+             writes into a draft (`}` cannot be part of a key); no quick fix rewrites it"
+        );
+        assert_eq!(said.data, None);
+        // A key that is one is rewritten.
+        f.suggestions[0].key = "new2001".into();
+        let actions = fixes(&d, &f, &Bibliography::default(), None);
+        assert_eq!(actions[0].title, "Rewrite old2001 as new2001 (its key in the library now)");
+        assert_eq!(new_texts(&actions), ["new2001", "old2002"]);
+        assert!(diagnostic(&d, &f).message.ends_with("a quick fix rewrites it"));
+        // Pandoc would read `@new.` as `new`: no rewrite in Markdown.
+        let md = "As [@old2001] shows.";
+        let mut f = finding(md, "old2001");
+        f.suggestions = vec![suggestion("new.", RENAMED)];
+        assert!(fixes(&doc("paper.md", md), &f, &Bibliography::default(), None).is_empty());
+        assert!(diagnostic(&doc("paper.md", md), &f).message.contains("(Pandoc Markdown reads `[@new.]` as a citation of `new`)"));
+    }
+
+    /// Completions and "Cite" actions offer only papers whose key is one.
+    #[test]
+    fn only_keys_are_offered_and_cited() {
+        let papers = [candidate(HOSTILE), candidate("smith."), candidate("tagger2001")];
+        let keys = |name: &str| -> Vec<String> {
+            let d = doc(name, "We tag words.");
+            let offered = offered(&d, &papers, KeyStyle::Original);
+            let cited = cite_actions(&d, &offered, Position { line: 0, character: 0 });
+            assert_eq!(cited.len(), offered.len());
+            offered.into_iter().map(|(k, _)| k).collect()
+        };
+        // The library's own key when it is one; else one made from the paper.
+        assert_eq!(keys("paper.tex"), ["taggerndtagging", "smith.", "tagger2001"]);
+        assert_eq!(keys("paper.md"), ["taggerndtagging", "tagger2001"]);
+        let unchecked = [(HOSTILE.to_string(), candidate(HOSTILE))];
+        assert!(cite_actions(&doc("paper.tex", "x"), &unchecked, Position { line: 0, character: 0 }).is_empty());
+    }
+
+    /// The title fix edits the entry BibTeX reads, not a commented-out
+    /// copy, at the right line of a file with classic Mac line ends.
+    #[test]
+    fn the_title_fix_edits_the_real_entry_of_a_file_with_cr_line_ends() {
+        let bib_text = "@comment{@article{k, title = {Commented}}}\r@article{k,\r  title = {Wrong},\r  doi = {10.1/x}\r}\r";
+        let text = "As \\cite{k} shows.";
+        let mut f = finding(text, "k");
+        f.kind = Kind::Mismatch;
+        f.library_title = Some("Right & Proper".into());
+        let bib = Bibliography { path: Some("/tmp/citewise-answer/refs.bib".into()), ..Bibliography::default() };
+        let actions = fixes(&doc("paper.tex", text), &f, &bib, Some(bib_text));
+        assert_eq!(actions.len(), 1, "{actions:?}");
+        assert_eq!(actions[0].title, "Fix the title of k in refs.bib from the library");
+        let changes = actions[0].edit.as_ref().unwrap().changes.as_ref().unwrap();
+        let edits = &changes[&Url::parse("file:///tmp/citewise-answer/refs.bib").unwrap()];
+        assert_eq!(edits[0].new_text, "Right \\& Proper");
+        assert_eq!(edits[0].range, Range { start: Position { line: 2, character: 11 }, end: Position { line: 2, character: 16 } });
+    }
 }

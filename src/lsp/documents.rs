@@ -54,12 +54,15 @@ impl Document {
 
     /// The byte offset of a protocol position (a UTF-16 column), or none
     /// when the line does not exist; a column past the line's end is its end.
+    /// Lines end as the protocol says: `\n`, `\r\n` or a lone `\r`.
     pub fn offset(&self, pos: Position) -> Option<usize> {
+        let b = self.text.as_bytes();
         let mut start = 0;
         for _ in 0..pos.line {
-            start += self.text[start..].find('\n')? + 1;
+            let end = start + self.text[start..].find(['\n', '\r'])?;
+            start = end + if b[end] == b'\r' && b.get(end + 1) == Some(&b'\n') { 2 } else { 1 };
         }
-        let line_end = self.text[start..].find('\n').map_or(self.text.len(), |i| start + i);
+        let line_end = self.text[start..].find(['\n', '\r']).map_or(self.text.len(), |i| start + i);
         let line = &self.text[start..line_end];
         let mut units = 0u32;
         for (i, c) in line.char_indices() {
@@ -72,16 +75,27 @@ impl Document {
     }
 
     /// The protocol position of a byte offset (clamped to the text, and to
-    /// a character boundary).
+    /// a character boundary; inside a `\r\n`, the end of its line). Lines
+    /// end as the protocol says: `\n`, `\r\n` or a lone `\r` (a file
+    /// with classic Mac line ends has lines too).
     pub fn position(&self, offset: usize) -> Position {
+        let b = self.text.as_bytes();
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() as u32;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let character = before[line_start..].chars().map(|c| c.len_utf16() as u32).sum();
+        if offset > 0 && b[offset - 1] == b'\r' && b.get(offset) == Some(&b'\n') {
+            offset -= 1;
+        }
+        let mut line = 0u32;
+        let mut line_start = 0;
+        for (i, &c) in b[..offset].iter().enumerate() {
+            if c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')) {
+                line += 1;
+                line_start = i + 1;
+            }
+        }
+        let character = self.text[line_start..offset].chars().map(|c| c.len_utf16() as u32).sum();
         Position { line, character }
     }
 
@@ -90,7 +104,8 @@ impl Document {
     }
 
     /// (row, column in characters) of a byte offset, as the draft context
-    /// functions take it.
+    /// functions take it: rows as [`str::lines`] splits the text (at `\n`),
+    /// not the protocol's lines.
     pub fn row_col(&self, offset: usize) -> (usize, usize) {
         let before = &self.text[..offset.min(self.text.len())];
         let row = before.matches('\n').count();
@@ -160,6 +175,27 @@ mod tests {
         assert_eq!(d.offset(Position { line: 1, character: 99 }), Some(d.text.len()), "past the end: the line's end");
         assert_eq!(d.offset(Position { line: 7, character: 0 }), None, "no such line");
         assert_eq!(d.position(usize::MAX), Position { line: 1, character: 6 });
+    }
+
+    /// The protocol's line ends are `\n`, `\r\n` and a lone `\r`: each
+    /// starts a line, for positions and for offsets.
+    #[test]
+    fn every_line_end_the_protocol_knows_starts_a_line() {
+        for text in ["one\ntwo\nthr😀e", "one\r\ntwo\r\nthr😀e", "one\rtwo\rthr😀e", "one\rtwo\r\nthr😀e"] {
+            let d = doc("a.bib", text);
+            let at = text.find("thr").unwrap() + 2;
+            assert_eq!(d.position(at), Position { line: 2, character: 2 }, "{text:?}");
+            assert_eq!(d.offset(Position { line: 2, character: 2 }), Some(at), "{text:?}");
+            let end = text.len();
+            assert_eq!(d.position(end), Position { line: 2, character: 6 }, "{text:?}");
+            assert_eq!(d.offset(Position { line: 1, character: 0 }), Some(text.find("two").unwrap()), "{text:?}");
+            assert_eq!(d.offset(Position { line: 0, character: 99 }), Some(3), "a line ends before its line end: {text:?}");
+            assert_eq!(d.offset(Position { line: 3, character: 0 }), None, "{text:?}");
+        }
+        // Between the `\r` and the `\n` of one line end: the end of the line.
+        let d = doc("a.bib", "ab\r\ncd");
+        assert_eq!(d.position(3), Position { line: 0, character: 2 });
+        assert_eq!(d.position(4), Position { line: 1, character: 0 });
     }
 
     #[test]

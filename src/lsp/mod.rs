@@ -8,17 +8,29 @@
 //! client's messages, the recommendations the shared job runner
 //! ([`crate::runtime::Runner`], keyed by document: a newer request for the
 //! same document, or `$/cancelRequest`, stops an older one) streams back,
-//! and the background encoding's news. Diagnostics, hovers and bibliography
-//! writes are answered in the loop (they read a bibliography parsed once
-//! per change of the file). A completion is answered with the fused list
-//! when the rerank stage has not finished within [`RERANK_WAIT`] (120 ms),
-//! marked incomplete, so the next keystroke gets the reranked one (its pair
-//! scores are kept meanwhile). Each request's stage times go to the client
-//! as a typed notification ([`TIMINGS`]).
+//! and the background encoding's news. Hovers and bibliography writes are
+//! answered in the loop (they read a bibliography parsed once per change of
+//! the file). A completion is answered with the fused list when the rerank
+//! stage has not finished within [`RERANK_WAIT`] (120 ms), marked
+//! incomplete, so the next keystroke gets the reranked one (its pair scores
+//! are kept meanwhile). Each request's stage times go to the client as a
+//! typed notification ([`TIMINGS`]).
+//!
+//! Work follows what the user sees. The loop takes every message queued
+//! at once: a text is replaced by the next (nothing keeps a superseded
+//! one), and what a document's change costs is done after the batch, once,
+//! at its newest text, and never in the loop: its diagnostics are made on
+//! a [`runtime::Lane`] of their own (one job per document in flight; a
+//! document changed meanwhile is diagnosed again at its newest text when
+//! that job reports, and only diagnostics of the newest text are
+//! published), and its support check goes to the runner once the text has
+//! been left alone for [`QUIET`]. So the loop answers at once whatever is
+//! queued: `shutdown` stops the work under way, and `exit` ends the
+//! process without waiting for a check.
 //!
 //! **Architecture invariant:** no state is shared with another thread: the
-//! runner and the encoding only send events, and the loop alone reads and
-//! writes what the server knows.
+//! runner, the diagnostics lane and the encoding are given copies and only
+//! send events, and the loop alone reads and writes what the server knows.
 
 pub mod answer;
 pub mod documents;
@@ -57,7 +69,7 @@ use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
 use crate::pipeline::channel::EvidenceSnippet;
 use crate::pipeline::{Candidate, Models, Recommendations, Recommender};
-use crate::runtime::{self, reopen_all, BibliographyOf, CheckRequest, Runner};
+use crate::runtime::{self, reopen_all, BibliographyOf, CheckRequest, Done, Lane, Runner};
 
 /// How long a completion waits for the rerank stage before it answers with
 /// the fused list. The fused list is ready in ~30 ms on the benchmark pool
@@ -68,6 +80,15 @@ pub const RERANK_WAIT: Duration = Duration::from_millis(120);
 
 /// Recommendations offered as "Cite …" code actions.
 const CODE_ACTIONS: usize = 5;
+
+/// How long a document's text must be left unchanged before its support is
+/// checked (each sentence scored by the recommender's stages): a text that
+/// changes meanwhile would be checked for nothing.
+pub const QUIET: Duration = Duration::from_millis(300);
+
+/// Client messages taken at once, at most, before what they changed is
+/// worked on.
+const BATCH: usize = 256;
 
 /// The notification that carries a request's stage times
 /// ([`Timings`]), sent after every request that ran all its stages.
@@ -146,6 +167,13 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         let options = EncodingOptions { phases: background, ..EncodingOptions::default() };
         BackgroundEncoding::spawn(library.clone(), models.clone(), runner.busy_flag(), options)
     });
+    // Diagnostics are made off the loop, each document's at its newest text.
+    let diagnostics = {
+        let library = library.clone();
+        let mut keys = None;
+        Lane::spawn("citewise-diagnostics", move |job: Diagnose| diagnostics_for(&library, &mut keys, job))
+            .map_err(|e| Error::io("the diagnostics thread", e))?
+    };
     // A library imported from Zotero follows Zotero's changes while the server runs.
     let make_key = Box::new(crate::export::keys::make_key(key_style));
     let (zotero, zotero_error) = match Watch::spawn(library.clone(), make_key, WATCH_EVERY) {
@@ -162,6 +190,12 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         runner,
         encoding,
         encoding_told: None,
+        diagnostics,
+        diagnosing: HashMap::new(),
+        rediagnose: HashSet::new(),
+        found: HashMap::new(),
+        changed: HashSet::new(),
+        check_due: HashMap::new(),
         docs: HashMap::new(),
         offered: HashMap::new(),
         told: HashSet::new(),
@@ -186,11 +220,14 @@ enum Event {
     Client(Option<Message>),
     /// The job runner's news of a recommendation.
     Job(runtime::Event<Url>),
+    /// A document's diagnostics, made on the diagnostics lane.
+    Diagnosed(Done<Url, Diagnosed>),
     /// The background encoding's news; none: it has ended.
     Encoding(Option<EncodingEvent>),
     /// The Zotero watch's news; none: it has ended.
     Zotero(Option<WatchEvent>),
-    /// A completion's wait for the rerank stage ran out.
+    /// A completion's wait for the rerank stage ran out, or a document was
+    /// left unchanged long enough for its support check.
     Deadline,
 }
 
@@ -230,6 +267,39 @@ struct ParsedBibliography {
     bib: Arc<Bibliography>,
 }
 
+/// A document to diagnose, as the loop knew it when it asked (copies: the
+/// lane shares nothing with the loop).
+struct Diagnose {
+    doc: Document,
+    /// Its bibliography (empty when refused), and the refusal.
+    bib: Arc<Bibliography>,
+    refused: Option<String>,
+    /// The keys offered to it: not unknown (they go to the bibliography
+    /// when cited).
+    offered: HashSet<String>,
+    /// Its last support check (its weak citations).
+    last: Option<Arc<Report>>,
+}
+
+/// A document's diagnostics, made on the lane.
+struct Diagnosed {
+    /// The version of the text diagnosed.
+    version: i32,
+    bib: Arc<Bibliography>,
+    diagnostics: Vec<Diagnostic>,
+    findings: Arc<Vec<Finding>>,
+    /// The keys the text cites.
+    cited: HashSet<String>,
+}
+
+/// The findings a document's diagnostics were made of (its quick fixes
+/// read them), with the version of the text and the bibliography they read.
+struct Found {
+    version: i32,
+    bib: Arc<Bibliography>,
+    findings: Arc<Vec<Finding>>,
+}
+
 /// Everything the server knows, owned by its event loop.
 struct GlobalState {
     sender: Sender<Message>,
@@ -245,6 +315,20 @@ struct GlobalState {
     encoding: Option<BackgroundEncoding>,
     /// The last progress told (a phase and its tenth).
     encoding_told: Option<(Phase, u64)>,
+    /// Where diagnostics are made, off the loop.
+    diagnostics: Lane<Url, Diagnose, Diagnosed>,
+    /// Each document's diagnostics job in flight (the lane's id).
+    diagnosing: HashMap<Url, u64>,
+    /// Documents changed since their job in flight was asked: diagnosed
+    /// again when it reports.
+    rediagnose: HashSet<Url>,
+    /// The findings of each document's last diagnostics.
+    found: HashMap<Url, Found>,
+    /// Documents changed by the messages of the batch being taken.
+    changed: HashSet<Url>,
+    /// When each changed document's support check is due (once left
+    /// unchanged for [`QUIET`]).
+    check_due: HashMap<Url, Instant>,
     docs: HashMap<Url, Document>,
     /// Papers offered per document, by key (for the bibliography, hovers).
     offered: HashMap<Url, HashMap<String, Candidate>>,
@@ -254,7 +338,7 @@ struct GlobalState {
     bibliographies: HashMap<PathBuf, ParsedBibliography>,
     /// Each document's last check (support scored by the runner), and the
     /// version of the text it read.
-    checked: HashMap<Url, (i32, Box<Report>)>,
+    checked: HashMap<Url, (i32, Arc<Report>)>,
     /// The library's citation keys (for near-misses), with the index's
     /// generation when they were read.
     library_keys: Option<(u64, Arc<Vec<String>>)>,
@@ -272,16 +356,25 @@ impl GlobalState {
         loop {
             match self.next_event(client) {
                 Event::Client(None) => return Ok(()),
-                Event::Client(Some(Message::Notification(n))) if n.method == lsp_types::notification::Exit::METHOD => {
-                    // The protocol: exit code 1 unless `shutdown` came first.
-                    return if self.shutting_down {
-                        Ok(())
-                    } else {
-                        Err(Error::Input("the client said `exit` without `shutdown` first".into()))
-                    };
+                Event::Client(Some(first)) => {
+                    // Every message queued is taken with it; a document
+                    // changed by them is worked on once, after them, at its
+                    // newest text.
+                    for message in std::iter::once(first).chain(client.try_iter().take(BATCH)) {
+                        if is_exit(&message) {
+                            // The protocol: exit code 1 unless `shutdown` came first.
+                            return if self.shutting_down {
+                                Ok(())
+                            } else {
+                                Err(Error::Input("the client said `exit` without `shutdown` first".into()))
+                            };
+                        }
+                        self.on_message(message);
+                    }
+                    self.work_on_changed();
                 }
-                Event::Client(Some(message)) => self.on_message(message),
                 Event::Job(event) => self.on_job(event),
+                Event::Diagnosed(done) => self.on_diagnosed(done),
                 Event::Encoding(event) => self.on_encoding(event),
                 Event::Zotero(event) => self.on_zotero(event),
                 Event::Deadline => self.on_deadline(),
@@ -294,13 +387,18 @@ impl GlobalState {
         let encoding = self.encoding.as_ref().map_or(&never, BackgroundEncoding::events);
         let never_zotero = crossbeam_channel::never();
         let zotero = self.zotero.as_ref().map_or(&never_zotero, Watch::events);
-        let due = self.awaited.values().filter_map(Awaited::due).min();
+        let due = self.awaited.values().filter_map(Awaited::due).chain(self.check_due.values().copied()).min();
         let deadline = due.map_or_else(crossbeam_channel::never, crossbeam_channel::at);
         select! {
             recv(client) -> m => Event::Client(m.ok()),
             recv(self.runner.events()) -> e => match e {
                 Ok(e) => Event::Job(e),
                 // The runner lives as long as the state: never disconnected.
+                Err(_) => Event::Client(None),
+            },
+            recv(self.diagnostics.events()) -> d => match d {
+                Ok(d) => Event::Diagnosed(d),
+                // The lane lives as long as the state: never disconnected.
                 Err(_) => Event::Client(None),
             },
             recv(encoding) -> e => Event::Encoding(e.ok()),
@@ -313,6 +411,7 @@ impl GlobalState {
         match message {
             Message::Request(req) if req.method == lsp_types::request::Shutdown::METHOD => {
                 self.shutting_down = true;
+                self.stop_work();
                 self.send(Response::new_ok(req.id, ()));
             }
             Message::Request(req) if self.shutting_down => {
@@ -346,21 +445,24 @@ impl GlobalState {
                 let d = p.text_document;
                 let doc = Document::new(d.uri.clone(), &d.language_id, d.text, d.version).in_workspace(&self.roots);
                 self.docs.insert(d.uri.clone(), doc);
-                self.changed(&d.uri);
+                self.changed.insert(d.uri);
             }),
             lsp_types::notification::DidChangeTextDocument::METHOD => notification_params(n).map(|p: DidChangeTextDocumentParams| {
                 if let Some(doc) = self.docs.get_mut(&p.text_document.uri) {
-                    // Full sync: the last change holds the whole text.
+                    // Full sync: the last change holds the whole text; the
+                    // text it replaces is dropped here, unread.
                     if let Some(change) = p.content_changes.into_iter().last() {
                         doc.text = change.text;
                         doc.version = p.text_document.version;
                     }
-                    self.changed(&p.text_document.uri);
+                    self.changed.insert(p.text_document.uri);
                 }
             }),
-            lsp_types::notification::DidSaveTextDocument::METHOD => {
-                notification_params(n).map(|p: DidSaveTextDocumentParams| self.changed(&p.text_document.uri))
-            }
+            lsp_types::notification::DidSaveTextDocument::METHOD => notification_params(n).map(|p: DidSaveTextDocumentParams| {
+                if self.docs.contains_key(&p.text_document.uri) {
+                    self.changed.insert(p.text_document.uri);
+                }
+            }),
             lsp_types::notification::DidCloseTextDocument::METHOD => notification_params(n).map(|p: DidCloseTextDocumentParams| {
                 let uri = p.text_document.uri;
                 self.docs.remove(&uri);
@@ -368,6 +470,12 @@ impl GlobalState {
                 self.checked.remove(&uri);
                 self.checks.retain(|_, (u, _)| *u != uri);
                 self.runner.forget(&uri);
+                self.diagnostics.forget(&uri);
+                self.diagnosing.remove(&uri);
+                self.rediagnose.remove(&uri);
+                self.found.remove(&uri);
+                self.changed.remove(&uri);
+                self.check_due.remove(&uri);
                 self.notify::<lsp_types::notification::PublishDiagnostics>(PublishDiagnosticsParams {
                     uri,
                     diagnostics: Vec::new(),
@@ -390,14 +498,91 @@ impl GlobalState {
         }
     }
 
-    /// A document's text changed (or it was opened or saved): papers
-    /// offered earlier whose key it now cites go to its bibliography, and
-    /// its diagnostics are computed again.
-    fn changed(&mut self, uri: &Url) {
+    /// After a batch of messages: each document they changed (opened,
+    /// saved) is diagnosed again at its newest text, and its support check
+    /// is due once it has been left alone for [`QUIET`]. Papers offered
+    /// earlier whose key it now cites go to its bibliography when its
+    /// diagnostics come ([`GlobalState::on_diagnosed`]).
+    fn work_on_changed(&mut self) {
+        if self.shutting_down {
+            self.changed.clear();
+            return;
+        }
+        let due = Instant::now() + QUIET;
+        for uri in std::mem::take(&mut self.changed) {
+            if self.docs.contains_key(&uri) {
+                self.ask_diagnostics(&uri);
+                self.check_due.insert(uri, due);
+            }
+        }
+    }
+
+    /// `shutdown`: nothing more is worked on (the runner stops at its next
+    /// stage boundary or sentence; what waits is dropped), so that `exit`
+    /// finds nothing to wait for; a request not yet answered is answered
+    /// now, as cancelled.
+    fn stop_work(&mut self) {
+        for uri in self.docs.keys() {
+            self.runner.forget(uri);
+        }
+        for (_, a) in std::mem::take(&mut self.awaited) {
+            if !a.answered {
+                self.reply(a.request, Err((ErrorCode::RequestCanceled, "the server is shutting down".into())));
+            }
+        }
+        self.diagnostics.clear();
+        self.diagnosing.clear();
+        self.rediagnose.clear();
+        self.changed.clear();
+        self.check_due.clear();
+    }
+
+    /// Has `uri`'s diagnostics made at its text now, on the lane: unless a
+    /// job of the document is in flight, which then asks again when it
+    /// reports (the loop copies a text once per job, not once per change).
+    fn ask_diagnostics(&mut self, uri: &Url) {
+        if self.shutting_down {
+            return;
+        }
+        if self.diagnosing.contains_key(uri) {
+            self.rediagnose.insert(uri.clone());
+            return;
+        }
         let Some(doc) = self.docs.get(uri).cloned() else { return };
-        self.add_cited_offers(&doc);
-        self.publish_diagnostics(&doc);
-        self.request_check(&doc);
+        let (bib, refused) = self.bibliography_of(&doc);
+        let offered = self.offered.get(uri).map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        let last = self.checked.get(uri).map(|(_, r)| r.clone());
+        let id = self.diagnostics.ask(uri.clone(), Diagnose { doc, bib, refused, offered, last });
+        self.diagnosing.insert(uri.clone(), id);
+    }
+
+    /// A document's diagnostics are made: when the document changed since
+    /// they were asked, it is diagnosed again and they are dropped; else
+    /// the papers offered that it now cites go to its bibliography and the
+    /// diagnostics are published.
+    fn on_diagnosed(&mut self, done: Done<Url, Diagnosed>) {
+        let Done { key: uri, id, result } = done;
+        if self.diagnosing.get(&uri) != Some(&id) {
+            // Closed, or shut down, since it was asked.
+            return;
+        }
+        self.diagnosing.remove(&uri);
+        if self.rediagnose.remove(&uri) {
+            return self.ask_diagnostics(&uri);
+        }
+        let Some(result) = result else {
+            return self.log(MessageType::WARNING, &format!("{uri}: diagnostics failed (a bug: the server's error output says where)"));
+        };
+        if self.docs.get(&uri).is_none_or(|d| d.version != result.version) {
+            return;
+        }
+        self.add_cited_offers(&uri, &result.cited);
+        self.found.insert(uri.clone(), Found { version: result.version, bib: result.bib, findings: result.findings });
+        self.notify::<lsp_types::notification::PublishDiagnostics>(PublishDiagnosticsParams {
+            uri,
+            diagnostics: result.diagnostics,
+            version: Some(result.version),
+        });
     }
 
     fn document(&self, uri: &Url) -> std::result::Result<&Document, (ErrorCode, String)> {
@@ -533,10 +718,9 @@ impl GlobalState {
         if let Some((uri, version)) = self.checks.remove(&job) {
             match event {
                 runtime::Event::Checked { report, .. } => {
-                    self.checked.insert(uri.clone(), (version, report));
-                    if let Some(doc) = self.docs.get(&uri).cloned() {
-                        self.publish_diagnostics(&doc);
-                    }
+                    // Its weak citations join the diagnostics.
+                    self.checked.insert(uri.clone(), (version, Arc::from(report)));
+                    self.ask_diagnostics(&uri);
                 }
                 runtime::Event::Failed { message, .. } => {
                     // Its weak citations are no longer known.
@@ -591,12 +775,20 @@ impl GlobalState {
     }
 
     /// Completions whose wait for the rerank stage ran out get the fused
-    /// list, marked incomplete.
+    /// list, marked incomplete; documents left unchanged for [`QUIET`] have
+    /// their support checked.
     fn on_deadline(&mut self) {
         let now = Instant::now();
         let due: Vec<u64> = self.awaited.iter().filter(|(_, a)| a.due().is_some_and(|d| now >= d)).map(|(j, _)| *j).collect();
         for job in due {
             self.answer_early(job);
+        }
+        let quiet: Vec<Url> = self.check_due.iter().filter(|(_, at)| now >= **at).map(|(uri, _)| uri.clone()).collect();
+        for uri in quiet {
+            self.check_due.remove(&uri);
+            if let Some(doc) = self.docs.get(&uri).cloned() {
+                self.request_check(&doc);
+            }
         }
     }
 
@@ -659,6 +851,10 @@ impl GlobalState {
                 self.log(MessageType::INFO, &format!("{} now cover the library ({encoded} papers encoded)", phase.label()));
             }
             EncodingEvent::Skipped { phase, why } => self.log(MessageType::LOG, &format!("{} not encoded: {why}", phase.label())),
+            EncodingEvent::Elsewhere { holder } => {
+                self.log(MessageType::LOG, &format!("the library's vectors are encoded by {holder}; this server takes over if it ends"))
+            }
+            EncodingEvent::Waiting { .. } => self.log(MessageType::LOG, &event.status().unwrap_or_default()),
             EncodingEvent::Finished => self.encoding = None,
         }
     }
@@ -674,9 +870,11 @@ impl GlobalState {
                 if let WatchEvent::Synced(summary) = &event {
                     self.log(MessageType::INFO, &summary.line());
                 }
-                let docs: Vec<Document> = self.docs.values().cloned().collect();
-                for doc in &docs {
-                    self.publish_diagnostics(doc);
+                // Findings of the library as it was.
+                self.found.clear();
+                let docs: Vec<Url> = self.docs.keys().cloned().collect();
+                for uri in &docs {
+                    self.ask_diagnostics(uri);
                 }
             }
             Some(WatchEvent::Failed(why)) => self.log(MessageType::WARNING, &format!("Zotero's changes not read: {why}")),
@@ -755,13 +953,16 @@ impl GlobalState {
         }
     }
 
-    /// Offered papers the document now cites go to its bibliography.
-    fn add_cited_offers(&mut self, doc: &Document) {
-        let Some(offers) = self.offered.get(&doc.uri) else { return };
-        let cited: HashSet<String> = doc.citations().into_iter().map(|(k, _)| k).collect();
+    /// Offered papers the document now cites (`cited`: the keys of its
+    /// text) go to its bibliography.
+    fn add_cited_offers(&mut self, uri: &Url, cited: &HashSet<String>) {
+        let Some(offers) = self.offered.get(uri) else { return };
         let papers: Vec<Paper> = offers.iter().filter(|(k, _)| cited.contains(*k)).filter_map(|(_, c)| c.paper.clone()).collect();
-        if !papers.is_empty() {
-            let _ = self.export(doc, &papers, false);
+        if papers.is_empty() {
+            return;
+        }
+        if let Some(doc) = self.docs.get(uri).cloned() {
+            let _ = self.export(&doc, &papers, false);
         }
     }
 
@@ -791,119 +992,38 @@ impl GlobalState {
         }
     }
 
-    /// The library's keys, read again when its index changed.
-    fn library_keys(&mut self) -> Arc<Vec<String>> {
-        let n = self.library.papers().searcher().generation().generation_id();
-        match &self.library_keys {
-            Some((at, keys)) if *at == n => keys.clone(),
-            _ => {
-                let keys = Arc::new(self.library.papers().keys(crate::check::KEYS_READ).unwrap_or_default());
-                self.library_keys = Some((n, keys.clone()));
-                keys
-            }
-        }
-    }
-
-    /// The record checks of `doc` (unknown keys with near-misses,
-    /// mismatches, duplicates, retractions), without the keys offered to it
-    /// (they go to the bibliography when cited), and the weak citations of
-    /// its last support check, placed on the same key's same occurrence.
-    fn findings(&mut self, doc: &Document) -> (Vec<Finding>, Option<String>) {
-        let (bib, refused) = self.bibliography_of(doc);
-        let keys = self.library_keys();
-        let checker = Checker::new(&self.library).with_known_keys(keys);
-        let name = doc.path.as_deref().map_or_else(|| doc.uri.to_string(), |p| p.display().to_string());
-        let report = checker.check(&name, &doc.text, doc.syntax, &bib, &mut SupportCache::default());
-        let offered: HashSet<&String> = self.offered.get(&doc.uri).map(|o| o.keys().collect()).unwrap_or_default();
-        let mut findings: Vec<Finding> = report
-            .map(|r| r.findings)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|f| !(f.kind == Kind::UnknownKey && offered.contains(&f.key)))
-            .collect();
-        if doc.text.len() > MAX_TEXT {
-            return (Vec::new(), refused);
-        }
-        if let Some((_, last)) = self.checked.get(&doc.uri) {
-            // A weak citation of the last check stays where its key's same
-            // occurrence still stands in the same sentence.
-            let now = crate::check::Draft::read(&doc.text, doc.syntax);
-            for f in last.findings.iter().filter(|f| f.kind == Kind::WeakSupport) {
-                let then = last.citations.iter().filter(|c| c.key == f.key);
-                let Some(n) = then.clone().position(|c| c.line == f.line && c.column == f.column) else { continue };
-                let Some(sentence) = then.clone().nth(n).map(|c| &c.sentence) else { continue };
-                let Some(c) = now.citations.iter().filter(|c| c.key == f.key).nth(n) else { continue };
-                if now.sentences[c.sentence].text == *sentence {
-                    let mut f = f.clone();
-                    (f.range, f.line, f.column) = (c.range.clone(), c.line, c.column);
-                    findings.push(f);
-                }
-            }
-        }
-        (findings, refused)
-    }
-
     /// Asks the runner to check `doc` (support scores; only the sentences
     /// changed since its last check are scored again).
     fn request_check(&mut self, doc: &Document) {
-        if doc.text.len() > MAX_TEXT {
+        if doc.text.len() > MAX_TEXT || self.shutting_down {
             return;
         }
         let (bib, _) = self.bibliography_of(doc);
         let file = doc.path.as_deref().map_or_else(|| doc.uri.to_string(), |p| p.display().to_string());
-        let request = CheckRequest { file, text: doc.text.clone(), syntax: doc.syntax, bibliography: BibliographyOf::Read((*bib).clone()) };
+        let request = CheckRequest { file, text: doc.text.clone(), syntax: doc.syntax, bibliography: BibliographyOf::Shared(bib) };
         let id = self.runner.check_for(doc.uri.clone(), request);
         // An older check of the document is superseded (and never answered).
         self.checks.retain(|_, (uri, _)| *uri != doc.uri);
         self.checks.insert(id, (doc.uri.clone(), doc.version));
     }
 
-    /// Diagnostics: the check's findings (unknown keys as warnings, a
-    /// renamed key with its new key for the quick fix), hints for
-    /// bibliography entries without a title, and a bibliography refused.
-    fn publish_diagnostics(&mut self, doc: &Document) {
-        let mut diagnostics = Vec::new();
-        let (findings, refused) = self.findings(doc);
-        if let Some(refused) = refused {
-            // Said where the document names it; nothing is read from it.
-            let range = doc.bibliography_named().map_or(0..0, |(_, r)| r);
-            diagnostics.push(Diagnostic {
-                range: doc.range(range.start, range.end),
-                severity: Some(DiagnosticSeverity::WARNING),
-                source: Some("citewise".into()),
-                message: format!("{refused}: citewise neither reads nor writes it"),
-                ..Default::default()
-            });
-        }
-        let (bib, _) = self.bibliography_of(doc);
-        for (key, range) in doc.citations() {
-            if bib.declared.contains(&key) && bib.entry(&key).is_none_or(|p| p.title.trim().is_empty()) {
-                diagnostics.push(Diagnostic {
-                    range: doc.range(range.start, range.end),
-                    severity: Some(DiagnosticSeverity::HINT),
-                    source: Some("citewise".into()),
-                    message: format!("`{key}` has no title in {}", bib.name()),
-                    ..Default::default()
-                });
-            }
-        }
-        for f in &findings {
-            diagnostics.push(answer::diagnostic(doc, f));
-        }
-        self.notify::<lsp_types::notification::PublishDiagnostics>(PublishDiagnosticsParams {
-            uri: doc.uri.clone(),
-            diagnostics,
-            version: Some(doc.version),
-        });
-    }
-
     /// The quick fixes of the findings on the citations in `range`: a key
     /// replaced (a renamed key, a near-miss, a paper that fits better, the
     /// key kept of a duplicate) and an entry's title fixed from the library.
+    /// The findings are those of the document's diagnostics when these are
+    /// of its text and bibliography as they are now; else found now.
     fn check_fixes(&mut self, doc: &Document, range: lsp_types::Range) -> Vec<lsp_types::CodeAction> {
         let (Some(start), Some(end)) = (doc.offset(range.start), doc.offset(range.end)) else { return Vec::new() };
-        let (findings, _) = self.findings(doc);
         let (bib, _) = self.bibliography_of(doc);
+        let findings = match self.found.get(&doc.uri) {
+            Some(f) if f.version == doc.version && Arc::ptr_eq(&f.bib, &bib) => f.findings.clone(),
+            _ => {
+                let keys = library_keys(&self.library, &mut self.library_keys);
+                let offered: HashSet<String> = self.offered.get(&doc.uri).map(|o| o.keys().cloned().collect()).unwrap_or_default();
+                let last = self.checked.get(&doc.uri).map(|(_, r)| r.clone());
+                Arc::new(findings(&self.library, keys, doc, &bib, &offered, last.as_deref()))
+            }
+        };
         // The bibliography as the editor holds it, when it is open there.
         let open_bib = bib.path.as_ref().and_then(|p| Url::from_file_path(p).ok()).and_then(|u| self.docs.get(&u)).map(|d| d.text.as_str());
         let mut fixes = Vec::new();
@@ -941,6 +1061,122 @@ impl GlobalState {
         let evidence = in_library.as_ref().map(|p| self.evidence_of(&p.id)).unwrap_or_default();
         Some((paper, evidence))
     }
+}
+
+impl Drop for GlobalState {
+    /// The runner's thread is let go, not waited for: it stops at its next
+    /// stage boundary or sentence by itself, and `exit` need not wait for a
+    /// check of a long draft (the diagnostics lane ends the same way).
+    fn drop(&mut self) {
+        self.runner.abandon();
+    }
+}
+
+/// The library's keys (for near-misses), read again when its index
+/// changed since `cache` was filled.
+fn library_keys(library: &Library, cache: &mut Option<(u64, Arc<Vec<String>>)>) -> Arc<Vec<String>> {
+    let n = library.papers().searcher().generation().generation_id();
+    if let Some((at, keys)) = cache.as_ref() {
+        if *at == n {
+            return keys.clone();
+        }
+    }
+    let keys = Arc::new(library.papers().keys(crate::check::KEYS_READ).unwrap_or_default());
+    *cache = Some((n, keys.clone()));
+    keys
+}
+
+/// The record checks of `doc` (unknown keys with near-misses,
+/// mismatches, duplicates, retractions), without the keys `offered` to it
+/// (they go to the bibliography when cited), and the weak citations of
+/// its `last` support check, placed on the same key's same occurrence.
+/// None for a document over [`MAX_TEXT`].
+fn findings(
+    library: &Library,
+    keys: Arc<Vec<String>>,
+    doc: &Document,
+    bib: &Bibliography,
+    offered: &HashSet<String>,
+    last: Option<&Report>,
+) -> Vec<Finding> {
+    if doc.text.len() > MAX_TEXT {
+        return Vec::new();
+    }
+    let checker = Checker::new(library).with_known_keys(keys);
+    let name = doc.path.as_deref().map_or_else(|| doc.uri.to_string(), |p| p.display().to_string());
+    let report = checker.check(&name, &doc.text, doc.syntax, bib, &mut SupportCache::default());
+    let mut findings: Vec<Finding> = report
+        .map(|r| r.findings)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| !(f.kind == Kind::UnknownKey && offered.contains(&f.key)))
+        .collect();
+    if let Some(last) = last {
+        // A weak citation of the last check stays where its key's same
+        // occurrence still stands in the same sentence.
+        let now = crate::check::Draft::read(&doc.text, doc.syntax);
+        for f in last.findings.iter().filter(|f| f.kind == Kind::WeakSupport) {
+            let then = last.citations.iter().filter(|c| c.key == f.key);
+            let Some(n) = then.clone().position(|c| c.line == f.line && c.column == f.column) else { continue };
+            let Some(sentence) = then.clone().nth(n).map(|c| &c.sentence) else { continue };
+            let Some(c) = now.citations.iter().filter(|c| c.key == f.key).nth(n) else { continue };
+            if now.sentences[c.sentence].text == *sentence {
+                let mut f = f.clone();
+                (f.range, f.line, f.column) = (c.range.clone(), c.line, c.column);
+                findings.push(f);
+            }
+        }
+    }
+    findings
+}
+
+/// A document's diagnostics (on the diagnostics lane): its findings
+/// (unknown keys as warnings, a renamed key with its new key for the quick
+/// fix), hints for bibliography entries without a title, and a
+/// bibliography refused. `keys` keeps the library's keys between jobs.
+fn diagnostics_for(library: &Library, keys: &mut Option<(u64, Arc<Vec<String>>)>, job: Diagnose) -> Diagnosed {
+    let Diagnose { doc, bib, refused, offered, last } = job;
+    let keys = library_keys(library, keys);
+    let found = findings(library, keys, &doc, &bib, &offered, last.as_deref());
+    let mut diagnostics = Vec::new();
+    if let Some(refused) = refused {
+        // Said where the document names it; nothing is read from it.
+        let range = doc.bibliography_named().map_or(0..0, |(_, r)| r);
+        diagnostics.push(Diagnostic {
+            range: doc.range(range.start, range.end),
+            severity: Some(DiagnosticSeverity::WARNING),
+            source: Some("citewise".into()),
+            message: format!("{refused}: citewise neither reads nor writes it"),
+            ..Default::default()
+        });
+    }
+    // Each key's first entry, looked up once per citation.
+    let mut entries: HashMap<&str, &Paper> = HashMap::new();
+    for p in &bib.papers {
+        entries.entry(p.key.as_str()).or_insert(p);
+    }
+    let citations = doc.citations();
+    for (key, range) in &citations {
+        if bib.declared.contains(key) && entries.get(key.as_str()).is_none_or(|p| p.title.trim().is_empty()) {
+            diagnostics.push(Diagnostic {
+                range: doc.range(range.start, range.end),
+                severity: Some(DiagnosticSeverity::HINT),
+                source: Some("citewise".into()),
+                message: format!("`{key}` has no title in {}", bib.name()),
+                ..Default::default()
+            });
+        }
+    }
+    for f in &found {
+        diagnostics.push(answer::diagnostic(&doc, f));
+    }
+    let cited = citations.into_iter().map(|(k, _)| k).collect();
+    Diagnosed { version: doc.version, bib, diagnostics, findings: Arc::new(found), cited }
+}
+
+/// Whether `message` is the client's `exit`.
+fn is_exit(message: &Message) -> bool {
+    matches!(message, Message::Notification(n) if n.method == lsp_types::notification::Exit::METHOD)
 }
 
 /// The workspace folders the client named (`workspaceFolders`, else

@@ -5,6 +5,13 @@
 //! answered with `ParseError` where it can be, and the reader finds the
 //! next `Content-Length` header and goes on. One bad message never ends
 //! the server.
+//!
+//! Messages read wait for the server in a queue of [`QUEUED`] at most: a
+//! client that writes faster than the server takes messages up waits (its
+//! pipe fills), so what is read ahead is bounded by [`QUEUED`] frames of
+//! [`limits::LSP_FRAME`] each, however many edits a client sends. The
+//! server's loop takes every queued message at once and keeps only each
+//! document's newest text.
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -18,6 +25,10 @@ use crate::limits;
 const HEADER: &[u8] = b"content-length:";
 /// A header block longer than this is not one.
 const MAX_HEADER: usize = 8 << 10;
+
+/// Messages read and waiting for the server, at most (a document's full
+/// text is one message).
+pub const QUEUED: usize = 8;
 
 /// What the reader found in the stream.
 #[derive(Debug)]
@@ -221,16 +232,25 @@ fn null_id_error(code: ErrorCode, why: &str) -> String {
 pub struct Transport {
     writer: std::thread::JoinHandle<()>,
     outgoing: Sender<Message>,
+    /// Asks the writer to say when what it took is written.
+    written: Sender<Sender<()>>,
 }
 
 impl Transport {
-    /// Waits (at most `timeout`) until what was sent before now is written.
-    /// The writer itself ends only when every sender is gone, which the
-    /// server's background threads need not wait for.
+    /// Waits (at most `timeout`) until what was sent before now is written
+    /// (the last message too, not only taken by the writer: the answer to
+    /// `shutdown` is not cut off by the process's end). The writer itself
+    /// ends only when every sender is gone, which the server's background
+    /// threads need not wait for.
     pub fn flush(self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         while !self.outgoing.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
+        }
+        // The writer answers between two messages: the one it took is out.
+        let (ack, done) = crossbeam_channel::bounded::<()>(1);
+        if self.written.send(ack).is_ok() {
+            let _ = done.recv_deadline(deadline);
         }
         drop(self.outgoing);
         if self.writer.is_finished() {
@@ -243,14 +263,16 @@ impl Transport {
 pub fn stdio() -> (Connection, Transport) {
     let (to_writer, outgoing) = crossbeam_channel::unbounded::<Message>();
     let (raw_tx, raw) = crossbeam_channel::unbounded::<String>();
+    let (written, flushes) = crossbeam_channel::unbounded::<Sender<()>>();
     let writer = std::thread::Builder::new()
         .name("lsp-writer".into())
         .spawn(move || {
             let stdout = std::io::stdout();
-            write_all(&mut stdout.lock(), &outgoing, &raw);
+            write_all(&mut stdout.lock(), &outgoing, &raw, &flushes);
         })
         .expect("spawning the writer thread");
-    let (to_server, incoming) = crossbeam_channel::unbounded::<Message>();
+    // Bounded: the reader waits for the server rather than reading ahead.
+    let (to_server, incoming) = crossbeam_channel::bounded::<Message>(QUEUED);
     let log = to_writer.clone();
     std::thread::Builder::new()
         .name("lsp-reader".into())
@@ -259,7 +281,7 @@ pub fn stdio() -> (Connection, Transport) {
             read_all(&mut frames, &to_server, &log, &raw_tx);
         })
         .expect("spawning the reader thread");
-    let transport = Transport { writer, outgoing: to_writer.clone() };
+    let transport = Transport { writer, outgoing: to_writer.clone(), written };
     (Connection { sender: to_writer, receiver: incoming }, transport)
 }
 
@@ -294,16 +316,26 @@ pub fn read_all<R: Read>(frames: &mut FrameReader<R>, server: &Sender<Message>, 
     }
 }
 
-/// Writes messages and raw frames as they come, until both channels close.
-fn write_all(out: &mut impl Write, messages: &Receiver<Message>, raw: &Receiver<String>) {
-    let (mut messages_open, mut raw_open) = (true, true);
+/// Writes messages and raw frames as they come, until both channels close;
+/// answers each of `flushes` once what it took before is written.
+fn write_all(out: &mut impl Write, messages: &Receiver<Message>, raw: &Receiver<String>, flushes: &Receiver<Sender<()>>) {
+    let (mut messages_open, mut raw_open, mut flushes_open) = (true, true, true);
     while messages_open || raw_open {
         let mut select = crossbeam_channel::Select::new();
         let m = messages_open.then(|| select.recv(messages));
         let r = raw_open.then(|| select.recv(raw));
+        let f = flushes_open.then(|| select.recv(flushes));
         let op = select.select();
         let i = op.index();
-        if Some(i) == m {
+        if Some(i) == f {
+            match op.recv(flushes) {
+                Ok(ack) => {
+                    let _ = out.flush();
+                    let _ = ack.send(());
+                }
+                Err(_) => flushes_open = false,
+            }
+        } else if Some(i) == m {
             match op.recv(messages) {
                 Ok(message) => {
                     if message.write(out).is_err() {

@@ -18,10 +18,24 @@ use crate::error::{Error, Result};
 /// over the config's `threads`).
 pub const THREADS_ENV: &str = "CITEWISE_THREADS";
 
+/// Threads per core that model work may be given at most (`threads`,
+/// [`THREADS_ENV`]); more only wait for a core, and each costs a stack.
+const THREADS_PER_CORE: usize = 4;
+
+/// Threads for model work at most, however many are asked for: four per
+/// core, at least 4 and at most 256 (a pool of 100,000 threads takes
+/// minutes to start and gigabytes of stacks, and computes no faster).
+pub const MAX_THREADS: usize = 256;
+
+/// The most threads model work gets on a machine of `cores` cores.
+pub fn max_threads(cores: usize) -> usize {
+    cores.saturating_mul(THREADS_PER_CORE).clamp(4, MAX_THREADS)
+}
+
 /// Threads for model work: [`THREADS_ENV`], else `setting` (the config's
 /// `threads`), else one per core less `reserve` (the editor and the
 /// language server keep a core for their own loop), but both of two cores,
-/// and at least one.
+/// and at least one; never more than [`max_threads`].
 pub fn compute_threads(setting: Option<usize>, reserve: usize) -> Result<usize> {
     resolve_threads(std::env::var(THREADS_ENV).ok().as_deref(), setting, reserve, cores()).map_err(Error::Config)
 }
@@ -33,12 +47,15 @@ pub fn use_compute_threads(setting: Option<usize>, reserve: usize) -> Result<usi
 
 /// [`compute_threads`] with the environment's value `env` and `cores`.
 fn resolve_threads(env: Option<&str>, setting: Option<usize>, reserve: usize, cores: usize) -> std::result::Result<usize, String> {
-    match env.map(|v| (v, v.trim().parse::<usize>())) {
-        Some((_, Ok(n))) if n > 0 => Ok(n),
-        Some((v, _)) => Err(format!("{THREADS_ENV}={v}: not a number of threads (a whole number from 1)")),
+    let asked = match env.map(|v| (v, v.trim().parse::<usize>())) {
+        Some((_, Ok(n))) if n > 0 => n,
+        // A number too large to read is a number of threads too: the most.
+        Some((_, Err(e))) if *e.kind() == std::num::IntErrorKind::PosOverflow => usize::MAX,
+        Some((v, _)) => return Err(format!("{THREADS_ENV}={v}: not a number of threads (a whole number from 1)")),
         // Two cores are both kept busy: one thread would halve the answer's speed.
-        None => Ok(setting.unwrap_or_else(|| cores.saturating_sub(reserve).max(cores.min(2))).max(1)),
-    }
+        None => setting.unwrap_or_else(|| cores.saturating_sub(reserve).max(cores.min(2))),
+    };
+    Ok(asked.clamp(1, max_threads(cores)))
 }
 
 /// The cores this process may use.
@@ -50,7 +67,8 @@ pub fn cores() -> usize {
 /// first call of a process takes effect (the pool is built once); returns
 /// the pool's size.
 pub fn use_threads(threads: usize) -> usize {
-    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).thread_name(|i| format!("citewise-compute-{i}")).build_global();
+    let threads = threads.clamp(1, max_threads(cores()));
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("citewise-compute-{i}")).build_global();
     rayon::current_num_threads()
 }
 
@@ -153,5 +171,21 @@ mod tests {
             let e = resolve_threads(Some(bad), Some(3), 0, 16).unwrap_err();
             assert!(e.contains(THREADS_ENV) && e.contains("not a number of threads"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_count_past_four_per_core_is_clamped() {
+        // `threads = 100000` in config.toml: a pool that would take minutes to start.
+        assert_eq!(resolve_threads(None, Some(100_000), 1, 2), Ok(8));
+        assert_eq!(resolve_threads(None, Some(100_000), 1, 16), Ok(64));
+        assert_eq!(resolve_threads(None, Some(100_000), 1, 1000), Ok(MAX_THREADS), "never more than 256");
+        assert_eq!(resolve_threads(Some("100000"), None, 0, 2), Ok(8));
+        assert_eq!(resolve_threads(Some("99999999999999999999999"), None, 0, 2), Ok(8), "past usize: the most");
+        assert_eq!(resolve_threads(None, Some(usize::MAX), 0, usize::MAX), Ok(MAX_THREADS));
+        // Up to four per core is taken as asked (3 on two cores, as CI asks).
+        assert_eq!(resolve_threads(Some("3"), None, 0, 2), Ok(3));
+        assert_eq!(resolve_threads(None, Some(8), 0, 2), Ok(8));
+        assert_eq!(resolve_threads(None, Some(4), 0, 1), Ok(4), "at least four on one core");
+        assert_eq!(max_threads(0), 4);
     }
 }

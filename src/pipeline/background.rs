@@ -7,6 +7,9 @@
 //! Progress and "this channel now covers the library" come back as
 //! [`EncodingEvent`]s; every store commits as it goes (as `citewise embed`
 //! does), so quitting or a crash loses at most one batch (2,048 papers).
+//! However many windows and language servers are open on a library, one
+//! encodes it (the one that holds its [`EncoderSlot`]); each commit is
+//! made as the library's one writer ([`crate::library::lock`]).
 
 use crossbeam_channel::{Receiver, Sender};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -16,6 +19,7 @@ use std::time::{Duration, Instant};
 use super::Models;
 use crate::error::Result;
 use crate::library::embed::{embed_citation_vectors, embed_library, embed_student_vectors, EmbedSummary};
+use crate::library::lock::EncoderSlot;
 use crate::library::Library;
 
 /// What is being encoded, in the order it is done.
@@ -53,6 +57,11 @@ pub enum EncodingEvent {
     /// `phase` could not run (a model that is not installed, a damaged
     /// store); the next phase runs.
     Skipped { phase: Phase, why: String },
+    /// Another front end (`holder`: its command line and process) encodes
+    /// this library: this one waits, and takes over if that one ends first.
+    Elsewhere { holder: String },
+    /// A write waits while another process (`holder`) writes to the library.
+    Waiting { holder: String },
     /// Every phase is done.
     Finished,
 }
@@ -74,7 +83,10 @@ impl EncodingEvent {
                 };
                 Some(format!("encoding {} {percent}%{eta}", phase.label()))
             }
-            EncodingEvent::Covered { .. } | EncodingEvent::Skipped { .. } | EncodingEvent::Finished => None,
+            EncodingEvent::Waiting { holder } => Some(format!("waiting: {holder} is writing to the library")),
+            EncodingEvent::Covered { .. } | EncodingEvent::Skipped { .. } | EncodingEvent::Elsewhere { .. } | EncodingEvent::Finished => {
+                None
+            }
         }
     }
 }
@@ -128,7 +140,33 @@ impl BackgroundEncoding {
         let (tx, events) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
         let pace = Pace { busy, stop: stop.clone() };
+        let waits = tx.clone();
+        library.writing().tell_waits(move |holder| {
+            let _ = waits.send(EncodingEvent::Waiting { holder: holder.to_string() });
+        });
         let _ = std::thread::Builder::new().name("citewise-encoding".into()).spawn(move || {
+            // One front end of a library encodes it: the others wait for it
+            // to end (then they encode what is left, if anything).
+            let _slot = match EncoderSlot::try_take(library.dir()) {
+                Ok(Ok(slot)) => slot,
+                Ok(Err(holder)) => {
+                    let _ = tx.send(EncodingEvent::Elsewhere { holder });
+                    match EncoderSlot::take(library.dir()) {
+                        Ok(slot) => slot,
+                        Err(_) => return,
+                    }
+                }
+                Err(e) => {
+                    for &phase in &options.phases {
+                        let _ = tx.send(EncodingEvent::Skipped { phase, why: e.to_string() });
+                    }
+                    let _ = tx.send(EncodingEvent::Finished);
+                    return;
+                }
+            };
+            if pace.stopped() {
+                return;
+            }
             // The models' matrix products run on a thread pool of the
             // encoding's own, at its priority (not on the pool that answers
             // queries), and the papers are encoded on one of its threads.

@@ -75,17 +75,29 @@ impl SpanCosines {
         let mut texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
         texts.sort_unstable();
         texts.dedup();
-        let mut store = self.open_store(library)?;
+        // Damage is mended (as the library's writer) before anything is read.
+        library.writing().during(|| self.open_store(library).map(drop))?;
+        let store = self.read_store(library)?;
         self.cache_store(&store);
         self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(library.dir().to_path_buf());
         let missing: Vec<&str> = texts.iter().copied().filter(|t| !store.is_current(t, 0)).collect();
+        drop(store);
         let mut done = texts.len() - missing.len();
         on_batch(done, texts.len());
         for chunk in missing.chunks(WARM_BATCH) {
             let vectors = self.vectors(chunk)?;
-            let flat: Vec<f32> = vectors.iter().flat_map(|v| v.iter().copied()).collect();
-            let items: Vec<(String, u64)> = chunk.iter().map(|t| (t.to_string(), 0)).collect();
-            store.append(&items, &flat)?;
+            // Committed as the library's writer, leaving out what another
+            // process (an editor of the same library) saved meanwhile.
+            library.writing().during(|| {
+                let mut store = self.open_store(library)?;
+                let fresh: Vec<usize> = (0..chunk.len()).filter(|&i| !store.is_current(chunk[i], 0)).collect();
+                let flat: Vec<f32> = fresh.iter().flat_map(|&i| vectors[i].iter().copied()).collect();
+                let items: Vec<(String, u64)> = fresh.iter().map(|&i| (chunk[i].to_string(), 0)).collect();
+                if items.is_empty() {
+                    return Ok(());
+                }
+                store.append(&items, &flat)
+            })?;
             done += chunk.len();
             on_batch(done, texts.len());
         }
@@ -93,16 +105,28 @@ impl SpanCosines {
     }
 
     /// Caches the span vectors `library` holds (once per library and
-    /// process); returns how many were read.
+    /// process); returns how many were read. Reads only: a writer's rows
+    /// not yet committed are left alone, and a damaged store is not read.
     pub fn load_saved(&self, library: &Library) -> Result<usize> {
         let dir = library.span_vectors_dir();
         if !dir.exists() || !self.loaded.lock().unwrap_or_else(|e| e.into_inner()).insert(library.dir().to_path_buf()) {
             return Ok(0);
         }
-        Ok(self.cache_store(&self.open_store(library)?))
+        match self.read_store(library) {
+            Ok(store) => Ok(self.cache_store(&store)),
+            // Damaged: nothing is read (the next `warm` computes them again).
+            Err(crate::error::Error::Corrupt { .. }) => Ok(0),
+            Err(e) => Err(e),
+        }
     }
 
-    /// The library's span vector store for this encoder; a damaged one is
+    /// The library's span vector store for this encoder, for reading.
+    fn read_store(&self, library: &Library) -> Result<VectorStore> {
+        VectorStore::open_read(&library.span_vectors_dir(), self.encoder.dim(), &self.encoder.fingerprint())
+    }
+
+    /// The library's span vector store for this encoder, as its writer
+    /// (the caller holds the library's write lock); a damaged one is
     /// started afresh (it only holds what can be computed again).
     fn open_store(&self, library: &Library) -> Result<VectorStore> {
         let dir = library.span_vectors_dir();

@@ -11,7 +11,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use super::config::{CiteSyntaxSetting, Config};
 use super::keymap::{Action, Key, Keymap};
 use super::theme::Theme;
-use crate::corpus::citation_markup::CiteSyntax;
+use crate::corpus::citation_markup::{citation_key, CiteSyntax, NotAKey};
 use crate::corpus::Paper;
 use crate::draft::{cursor_context, global_context, selection_context, ContextMode};
 use crate::evidence::link::normalize_title;
@@ -375,33 +375,50 @@ impl App {
 
     /// Cited keys whose paper the library now knows under another key; the
     /// status bar says so and the rewrite action ([`Action::RewriteKeys`])
-    /// replaces them.
+    /// replaces them. A new key that is not a citation key
+    /// ([`citation_key`]) is never written: the status bar says why.
     pub fn set_renamed_keys(&mut self, renamed: Vec<(String, String)>) {
-        if let Some((old, new)) = renamed.first() {
-            let more = if renamed.len() > 1 { format!(" (and {} more)", renamed.len() - 1) } else { String::new() };
-            let key =
-                self.settings.keymap.keys_of(Action::RewriteKeys).first().cloned().unwrap_or_else(|| "the rewrite-keys action".into());
-            self.status = format!("`{old}` is now `{new}` in the library{more}: {key} rewrites the citations");
+        let syntax = self.settings.cite_syntax;
+        let writable: Vec<&(String, String)> = renamed.iter().filter(|(_, new)| citation_key(new, syntax).is_ok()).collect();
+        let action = self.rewrite_keys_key();
+        if let Some((old, new)) = writable.first() {
+            let more = if writable.len() > 1 { format!(" (and {} more)", writable.len() - 1) } else { String::new() };
+            self.status = format!("`{old}` is now `{new}` in the library{more}: {action} rewrites the citations");
+        } else if let Some((old, refused)) = renamed.iter().find_map(|(old, new)| citation_key(new, syntax).err().map(|e| (old, e))) {
+            self.status = not_rewritten(old, &refused, &action);
         }
         self.renamed_keys = renamed;
     }
 
-    /// Rewrites every citation of a renamed key with its new key.
+    /// The key that rewrites renamed keys, as the status bar names it.
+    fn rewrite_keys_key(&self) -> String {
+        self.settings.keymap.keys_of(Action::RewriteKeys).first().cloned().unwrap_or_else(|| "the rewrite-keys action".into())
+    }
+
+    /// Rewrites every citation of a renamed key with its new key, when the
+    /// new key is a citation key ([`citation_key`]).
     fn rewrite_keys(&mut self) {
+        let syntax = self.settings.cite_syntax;
         let text = self.text();
         let mut out = text.clone();
         let mut n = 0;
-        let citations = crate::corpus::citation_markup::citations(&text, self.settings.cite_syntax);
+        let mut refused: Option<(String, NotAKey)> = None;
+        let citations = crate::corpus::citation_markup::citations(&text, syntax);
         for (key, range) in citations.iter().rev() {
-            if let Some((_, new)) = self.renamed_keys.iter().find(|(old, _)| old == key) {
-                if out.get(range.clone()) == Some(key.as_str()) {
+            let Some((_, new)) = self.renamed_keys.iter().find(|(old, _)| old == key) else { continue };
+            match citation_key(new, syntax) {
+                Err(e) => refused = Some((key.clone(), e)),
+                Ok(()) if out.get(range.clone()) == Some(key.as_str()) => {
                     out.replace_range(range.clone(), new);
                     n += 1;
                 }
+                Ok(()) => {}
             }
         }
+        let action = self.rewrite_keys_key();
+        let left = refused.map(|(old, e)| not_rewritten(&old, &e, &action));
         if n == 0 {
-            self.status = "no citation key to rewrite".into();
+            self.status = left.unwrap_or_else(|| "no citation key to rewrite".into());
             return;
         }
         let c = self.editor.cursor();
@@ -410,8 +427,11 @@ impl App {
         self.editor.set_wrap_mode(WrapMode::WordOrGlyph);
         self.editor.move_cursor(CursorMove::Jump(row.min(u16::MAX as usize) as u16, col.min(u16::MAX as usize) as u16));
         self.edited();
-        self.renamed_keys.clear();
-        self.status = format!("rewrote {}", counted(n, "citation"));
+        self.renamed_keys.retain(|(_, new)| citation_key(new, syntax).is_err());
+        self.status = match left {
+            Some(left) => format!("rewrote {}; {left}", counted(n, "citation")),
+            None => format!("rewrote {}", counted(n, "citation")),
+        };
     }
 
     pub fn set_bib_entries(&mut self, entries: Vec<(String, String, String)>) {
@@ -602,7 +622,13 @@ impl App {
                 if let Some(b) = &report.backup {
                     lines.push(format!("previous version saved as {}", b.display()));
                 }
-                if cite {
+                let refused = keys.iter().find_map(|k| citation_key(k, self.settings.cite_syntax).err());
+                if let (true, Some(refused)) = (cite, &refused) {
+                    // A key that is not one is never written into the draft.
+                    self.status = format!("exported, but no citation inserted: {refused}");
+                    lines.push(format!("no citation inserted: {refused}"));
+                    self.overlay = Overlay::Message { title: "Exported".into(), lines };
+                } else if cite {
                     let citation = self.settings.cite_syntax.format(&keys);
                     self.editor.insert_str(&citation);
                     self.edited();
@@ -774,6 +800,15 @@ impl App {
     }
 }
 
+/// The status bar's word on a renamed key whose new key is not a citation
+/// key: it stays as it is.
+fn not_rewritten(old: &str, refused: &NotAKey, action: &str) -> String {
+    format!(
+        "`{old}` is now `{}` in the library, which is not a key citewise writes into a draft ({}): {action} leaves it",
+        refused.shown, refused.why
+    )
+}
+
 /// Editor lines of a text; a final newline leaves an empty last line, so
 /// that `text()` gives the same text back.
 fn to_lines(text: &str) -> Vec<String> {
@@ -848,6 +883,34 @@ mod tests {
         assert!(app.is_dirty());
         app.on_key(KeyEvent::new(KeyCode::F(7), KeyModifiers::NONE));
         assert_eq!(app.status(), "no citation key to rewrite");
+    }
+
+    /// A new key that is not a citation key is never written into the
+    /// draft: F7 leaves the citation, and the status bar says why.
+    #[test]
+    fn a_renamed_key_that_is_no_key_is_not_written_with_f7() {
+        let hostile = r"new}\input{/etc/passwd}\cite{x";
+        let draft = "As \\cite{old2001} and \\cite{old1999} show.";
+        let mut app = App::new(draft, None, "refs.bib".into(), settings());
+        app.set_renamed_keys(vec![("old2001".into(), hostile.into())]);
+        let said = "`old2001` is now `new}\\input{/etc/passwd}\\cite{x` in the library, which is not a key citewise writes into a draft \
+                    (`}` cannot be part of a key): F7 leaves it";
+        assert_eq!(app.status(), said);
+        app.on_key(KeyEvent::new(KeyCode::F(7), KeyModifiers::NONE));
+        assert_eq!(app.text(), draft);
+        assert!(!app.is_dirty());
+        assert_eq!(app.status(), said);
+        // Beside a key that is one: that one is rewritten, the other is said.
+        app.set_renamed_keys(vec![("old2001".into(), hostile.into()), ("old1999".into(), "new1999".into())]);
+        assert_eq!(app.status(), "`old1999` is now `new1999` in the library: F7 rewrites the citations");
+        app.on_key(KeyEvent::new(KeyCode::F(7), KeyModifiers::NONE));
+        assert_eq!(app.text(), "As \\cite{old2001} and \\cite{new1999} show.");
+        assert_eq!(app.status(), format!("rewrote 1 citation; {said}"));
+        // After an export, a key that is not one is not inserted either.
+        let report = ExportReport { file: "refs.bib".into(), entries: vec![crate::export::Exported::Present("a b".into())], backup: None };
+        app.on_exported(Ok(report), true);
+        assert_eq!(app.text(), "As \\cite{old2001} and \\cite{new1999} show.");
+        assert_eq!(app.status(), "exported, but no citation inserted: `a b` is not a citation key: a space cannot be part of a key");
     }
 
     #[test]

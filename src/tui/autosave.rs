@@ -37,7 +37,7 @@ pub fn write(path: &Path, draft: Option<&Path>, text: &str) -> Result<()> {
 }
 
 pub fn read(path: &Path) -> Option<Autosave> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    serde_json::from_slice(&crate::limits::read_regular(path, crate::limits::TEXT_FILE).ok()?).ok()
 }
 
 pub fn remove(path: &Path) {

@@ -101,7 +101,7 @@ impl Config {
     /// Reads `path`; a missing file gives the defaults. The citation
     /// wrappers it names join the citation grammar for this process.
     pub fn load(path: &Path) -> Result<Config> {
-        let config = match std::fs::read_to_string(path) {
+        let config = match crate::limits::read_regular_text(path, crate::limits::SETTINGS_FILE) {
             Ok(text) => toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
             Err(e) => return Err(Error::io(path, e)),

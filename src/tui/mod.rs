@@ -256,6 +256,12 @@ impl Runtime<'_> {
                 }
             }
             ExportEvent::Keys(Ok(keys)) => {
+                // Keys go on the clipboard to be pasted into the draft: only keys.
+                let syntax = app.settings().cite_syntax;
+                if let Some(refused) = keys.iter().find_map(|k| crate::corpus::citation_markup::citation_key(k, syntax).err()) {
+                    app.set_status(format!("nothing copied: {refused}"));
+                    return;
+                }
                 let text = keys.join(",");
                 // OSC 52: the terminal puts the text on the clipboard where it supports it.
                 let mut out = std::io::stdout();

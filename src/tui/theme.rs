@@ -58,7 +58,7 @@ impl Theme {
         if let Some(dir) = user_dir {
             let path = dir.join(format!("{name}.toml"));
             if path.exists() {
-                let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+                let text = crate::limits::read_regular_text(&path, crate::limits::SETTINGS_FILE).map_err(|e| Error::io(&path, e))?;
                 return Self::parse(&text, &path.display().to_string());
             }
         }

@@ -210,11 +210,37 @@ fn field_at(text: &str, at: usize) -> Option<String> {
 
 /// The byte range of the value of `field` (inside its braces or quotes)
 /// in the entry of `key` in a BibTeX text: where an edit of that field goes.
+///
+/// The entry is the one [`parse_source`] reads for the key: the first
+/// top-level block ([`split_blocks`]) of an entry type whose key is `key`
+/// (in any case, as BibTeX compares keys). `@comment`, `@string` and
+/// `@preamble` blocks, the text between blocks and the values of other
+/// entries are never taken for it, however much they look like it.
 pub fn field_value_range(text: &str, key: &str, field: &str) -> Option<std::ops::Range<usize>> {
-    let header = regex::Regex::new(&format!(r"@[A-Za-z]+\s*([{{(])\s*{}\s*,", regex::escape(key))).ok()?;
-    let found = header.captures(text)?;
-    let close = if &found[1] == "(" { b')' } else { b'}' };
-    let start = found.get(0)?.end();
+    let block = split_blocks(text).into_iter().flatten().find(|b| {
+        !matches!(b.kind.as_str(), "comment" | "string" | "preamble") && block_key(b.text).is_some_and(|k| k.eq_ignore_ascii_case(key))
+    })?;
+    // The block is a slice of `text`: where it starts there. Its fields are
+    // read from there to the entry's own closing delimiter (quoted values
+    // skipped whole).
+    let base = block.text.as_ptr() as usize - text.as_ptr() as usize;
+    let open = block.text.find(['{', '('])?;
+    let close = if block.text.as_bytes()[open] == b'(' { b')' } else { b'}' };
+    let start = base + open + 1 + block.text[open + 1..].find(',')? + 1;
+    field_in_entry(text, start, close, field)
+}
+
+/// The key of an entry block (`@article{key, …}`): what stands between its
+/// opening delimiter and the first comma.
+fn block_key(block: &str) -> Option<&str> {
+    let body = block.find(['{', '('])? + 1;
+    let comma = block[body..].find(',')?;
+    Some(block[body..body + comma].trim())
+}
+
+/// The range of `field`'s value in the entry of `text` whose fields start
+/// at byte `start` (after the key's comma) and which `close` ends.
+fn field_in_entry(text: &str, start: usize, close: u8, field: &str) -> Option<std::ops::Range<usize>> {
     let b = text.as_bytes();
     let mut depth = 0usize;
     let mut i = start;
@@ -349,6 +375,22 @@ mod tests {
         // A quoted value that looks like a field, and a `)` inside one.
         let tricky = "@misc(c, note = \"x, title = {y} )\", title = {Real})";
         assert_eq!(&tricky[field_value_range(tricky, "c", "title").unwrap()], "Real");
+    }
+
+    /// A commented-out copy of an entry, and one inside another entry's
+    /// value, are not the entry: the edit goes where BibTeX reads it.
+    #[test]
+    fn the_value_is_found_in_the_entry_parse_source_reads() {
+        let text = "@comment{@article{k, title = {Commented Out}}}\n\
+                    @misc{other, title = {Other}, note = {@article{k, title = {Inside a value}}}}\n\
+                    @article{k, title = {Unclosed}\n\
+                    @Article{K,\n  title = {Real}\n}\n";
+        let r = field_value_range(text, "k", "title").unwrap();
+        assert_eq!(&text[r], "Real");
+        let (ps, _) = papers(text);
+        assert_eq!(ps.iter().find(|p| p.key.eq_ignore_ascii_case("k")).map(|p| p.title.as_str()), Some("Real"));
+        assert_eq!(field_value_range("@comment{k, title = {Only a comment}}", "k", "title"), None);
+        assert_eq!(field_value_range("@string{k, title = {x}}", "k", "title"), None);
     }
 
     #[test]

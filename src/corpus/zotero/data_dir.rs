@@ -25,10 +25,15 @@ pub fn attachment_base_dir(home: &Path) -> Option<PathBuf> {
     default_prefs(home).find_map(|prefs| pref_string(&prefs, "extensions.zotero.baseAttachmentPath").map(PathBuf::from))
 }
 
+/// A settings file of Zotero's: a regular file, within its budget.
+fn read_settings(path: &Path) -> Option<String> {
+    crate::limits::read_regular_text(path, crate::limits::SETTINGS_FILE).ok()
+}
+
 /// The `prefs.js` of the default Zotero profile of each platform's profile
 /// directory that has one.
 fn default_prefs(home: &Path) -> impl Iterator<Item = String> {
-    profile_dirs(home).into_iter().filter_map(|profiles| std::fs::read_to_string(default_profile(&profiles)?.join("prefs.js")).ok())
+    profile_dirs(home).into_iter().filter_map(|profiles| read_settings(&default_profile(&profiles)?.join("prefs.js")))
 }
 
 /// The profile directories of each platform's Zotero (`profiles.ini` lives there).
@@ -43,7 +48,7 @@ fn profile_dirs(home: &Path) -> Vec<PathBuf> {
 /// The default profile named by `dir/profiles.ini` (the one marked
 /// `Default=1`, else the only one).
 fn default_profile(dir: &Path) -> Option<PathBuf> {
-    let ini = std::fs::read_to_string(dir.join("profiles.ini")).ok()?;
+    let ini = read_settings(&dir.join("profiles.ini"))?;
     let mut profiles: Vec<(PathBuf, bool)> = Vec::new();
     let mut current: Option<(String, bool, bool)> = None; // path, relative, default
     let flush = |c: Option<(String, bool, bool)>, out: &mut Vec<(PathBuf, bool)>| {

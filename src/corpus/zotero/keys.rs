@@ -65,8 +65,8 @@ impl BetterBibtexKeys {
             [("better-bibtex.sqlite", KeySource::BetterBibtex), ("better-bibtex.migrated", KeySource::BetterBibtexMigrated)]
         {
             let file = dir.join(name);
-            if !file.is_file() {
-                continue;
+            if file.symlink_metadata().is_err() {
+                continue; // not there (one that is there but no file is said below)
             }
             match copy_and_open(&file) {
                 Ok(copy) => {

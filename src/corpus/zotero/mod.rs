@@ -196,7 +196,7 @@ impl Zotero {
     /// retraction flag (read once here, for the fingerprint and the record).
     pub fn heads(&self) -> Result<Vec<Head>> {
         let sql = format!(
-            "SELECT i.itemID, COALESCE(i.libraryID, 1), i.key, COALESCE(i.dateModified, '') FROM items i \
+            "SELECT i.itemID, COALESCE(i.libraryID, 1) AS libraryID, i.key, COALESCE(i.dateModified, '') AS dateModified FROM items i \
              JOIN {types} t ON t.itemTypeID = i.itemTypeID \
              WHERE t.typeName NOT IN ('attachment', 'note', 'annotation') {not_trashed} ORDER BY i.itemID",
             types = self.types_table,
@@ -204,8 +204,8 @@ impl Zotero {
         );
         let mut heads = self.rows(&sql, |r| {
             Ok(Head {
-                item_id: r.get(0)?,
-                at: ItemRef { library: r.get(1)?, key: r.get(2)? },
+                item_id: int(r, 0)?,
+                at: ItemRef { library: int(r, 1)?, key: text(r, 2)? },
                 modified: text(r, 3)?,
                 collections: Vec::new(),
                 retracted: false,
@@ -241,15 +241,40 @@ impl Zotero {
         }
     }
 
-    fn rows<T>(&self, sql: &str, f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>) -> Result<Vec<T>> {
+    /// Every row of `sql` through `f`; a value `f` cannot take is an error
+    /// that names the row (its first column: the item) and the column.
+    fn rows<T>(&self, sql: &str, mut f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>) -> Result<Vec<T>> {
         let mut stmt = self.db.conn.prepare(sql).map_err(|e| self.sql_err(e))?;
-        let rows = stmt.query_map([], f).map_err(|e| self.sql_err(e))?;
-        rows.collect::<rusqlite::Result<Vec<T>>>().map_err(|e| self.sql_err(e))
+        let mut rows = stmt.query([]).map_err(|e| self.sql_err(e))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(|e| self.sql_err(e))? {
+            out.push(f(r).map_err(|e| self.row_err(r, e))?);
+        }
+        Ok(out)
+    }
+
+    /// A value of row `r` that does not read: which row (by its first
+    /// column, the item's id in every query here) and why.
+    fn row_err(&self, r: &Row<'_>, e: rusqlite::Error) -> Error {
+        let column = |i: usize| r.as_ref().column_name(i).map_or_else(|_| format!("column {i}"), |n| format!("`{n}`"));
+        let first = match r.get::<_, Value>(0) {
+            Ok(Value::Integer(n)) => n.to_string(),
+            Ok(Value::Text(t)) => format!("{:?}", t.chars().take(40).collect::<String>()),
+            Ok(v) => format!("{v:?}"),
+            Err(_) => "?".into(),
+        };
+        let why = match e {
+            rusqlite::Error::FromSqlConversionFailure(i, _, why) => format!("{}: {why}", column(i)),
+            rusqlite::Error::InvalidColumnType(i, _, kind) => format!("{}: holds {kind}, which is not what Zotero writes there", column(i)),
+            e => e.to_string(),
+        };
+        Error::Zotero { path: self.dir.join(DATABASE), reason: format!("the row of {} {first}: {why}", column(0)) }
     }
 
     /// The items of `heads`, read in full.
     pub fn items(&self, heads: &[Head]) -> Result<Vec<Item>> {
         let wanted: HashSet<i64> = heads.iter().map(|h| h.item_id).collect();
+        self.want(&wanted)?;
         let mut fields = self.fields(&wanted)?;
         let mut creators = self.creators(&wanted)?;
         let mut tags = self.tags(&wanted)?;
@@ -286,9 +311,29 @@ impl Zotero {
         Ok(out)
     }
 
+    /// Puts the ids of the items to read in the temporary table `wanted`
+    /// (of the copy's connection), which the queries of a batch join: a
+    /// batch reads its own rows, not the whole database's.
+    fn want(&self, wanted: &HashSet<i64>) -> Result<()> {
+        let conn = &self.db.conn;
+        conn.execute_batch("CREATE TEMP TABLE IF NOT EXISTS wanted(itemID INTEGER PRIMARY KEY); DELETE FROM wanted;")
+            .map_err(|e| self.sql_err(e))?;
+        let tx = conn.unchecked_transaction().map_err(|e| self.sql_err(e))?;
+        {
+            let mut insert = tx.prepare("INSERT OR IGNORE INTO wanted VALUES (?1)").map_err(|e| self.sql_err(e))?;
+            for id in wanted {
+                insert.execute([id]).map_err(|e| self.sql_err(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.sql_err(e))
+    }
+
     fn item_types(&self, wanted: &HashSet<i64>) -> Result<HashMap<i64, String>> {
-        let sql = format!("SELECT i.itemID, t.typeName FROM items i JOIN {} t ON t.itemTypeID = i.itemTypeID", self.types_table);
-        let rows = self.rows(&sql, |r| Ok((r.get::<_, i64>(0)?, text(r, 1)?)))?;
+        let sql = format!(
+            "SELECT i.itemID, t.typeName FROM wanted w JOIN items i ON i.itemID = w.itemID JOIN {} t ON t.itemTypeID = i.itemTypeID",
+            self.types_table
+        );
+        let rows = self.rows(&sql, |r| Ok((int(r, 0)?, text(r, 1)?)))?;
         Ok(rows.into_iter().filter(|(i, _)| wanted.contains(i)).collect())
     }
 
@@ -298,7 +343,7 @@ impl Zotero {
         let sql = format!(
             "SELECT d.itemID, f.fieldName, substr(v.value, 1, {value}) FROM itemData d \
              JOIN {fields} f ON f.fieldID = d.fieldID JOIN itemDataValues v ON v.valueID = d.valueID \
-             WHERE f.fieldName IN ({names})",
+             JOIN wanted w ON w.itemID = d.itemID WHERE f.fieldName IN ({names})",
             value = crate::limits::ZOTERO_VALUE,
             fields = self.fields_table,
             names = names.join(", ")
@@ -309,11 +354,11 @@ impl Zotero {
         let mut rows = stmt.query([]).map_err(|e| self.sql_err(e))?;
         // Row by row: only the wanted items' values are kept, each item's within its budget.
         while let Some(r) = rows.next().map_err(|e| self.sql_err(e))? {
-            let item: i64 = r.get(0).map_err(|e| self.sql_err(e))?;
+            let item: i64 = int(r, 0).map_err(|e| self.row_err(r, e))?;
             if !wanted.contains(&item) {
                 continue;
             }
-            let (name, value) = (text(r, 1).map_err(|e| self.sql_err(e))?, text(r, 2).map_err(|e| self.sql_err(e))?);
+            let (name, value) = (text(r, 1).map_err(|e| self.row_err(r, e))?, text(r, 2).map_err(|e| self.row_err(r, e))?);
             // Title, date and DOI always count (each is within its own budget).
             let size = sizes.entry(item).or_default();
             let essential = matches!(name.as_str(), "title" | "date" | "DOI");
@@ -342,10 +387,10 @@ impl Zotero {
         };
         let sql = format!(
             "SELECT ic.itemID, COALESCE(n.firstName, ''), COALESCE(n.lastName, ''), COALESCE(ct.creatorType, 'author') \
-             FROM itemCreators ic {names} {types} ORDER BY ic.itemID, ic.orderIndex"
+             FROM wanted w JOIN itemCreators ic ON ic.itemID = w.itemID {names} {types} ORDER BY ic.itemID, ic.orderIndex"
         );
         let mut all: HashMap<i64, Vec<(String, bool)>> = HashMap::new();
-        for (item, first, last, kind) in self.rows(&sql, |r| Ok((r.get::<_, i64>(0)?, text(r, 1)?, text(r, 2)?, text(r, 3)?)))? {
+        for (item, first, last, kind) in self.rows(&sql, |r| Ok((int(r, 0)?, text(r, 1)?, text(r, 2)?, text(r, 3)?)))? {
             if wanted.contains(&item) {
                 let name = format!("{} {}", first.trim(), last.trim()).trim().to_string();
                 if !name.is_empty() {
@@ -366,9 +411,11 @@ impl Zotero {
         if !has_table(&self.db.conn, "itemTags") {
             return Ok(HashMap::new());
         }
-        let sql = "SELECT it.itemID, t.name FROM itemTags it JOIN tags t ON t.tagID = it.tagID ORDER BY it.itemID, t.name";
+        let sql = "SELECT it.itemID, t.name FROM wanted w JOIN itemTags it ON it.itemID = w.itemID JOIN tags t ON t.tagID = it.tagID \
+                   ORDER BY it.itemID, t.name"
+            .to_string();
         let mut out: HashMap<i64, Vec<String>> = HashMap::new();
-        for (item, tag) in self.rows(sql, |r| Ok((r.get::<_, i64>(0)?, text(r, 1)?)))? {
+        for (item, tag) in self.rows(&sql, |r| Ok((int(r, 0)?, text(r, 1)?)))? {
             let tag = tag.trim().to_string();
             if wanted.contains(&item) && !tag.is_empty() {
                 out.entry(item).or_default().push(tag);
@@ -383,7 +430,7 @@ impl Zotero {
             return Ok(HashMap::new());
         }
         let sql = "SELECT collectionID, collectionName, parentCollectionID FROM collections";
-        let rows = self.rows(sql, |r| Ok((r.get::<_, i64>(0)?, text(r, 1)?, r.get::<_, Option<i64>>(2)?)))?;
+        let rows = self.rows(sql, |r| Ok((int(r, 0)?, text(r, 1)?, opt_int(r, 2)?)))?;
         Ok(rows.into_iter().map(|(id, name, parent)| (id, (name, parent))).collect())
     }
 
@@ -406,7 +453,7 @@ impl Zotero {
         if !has_table(&self.db.conn, "collectionItems") {
             return Ok(Vec::new());
         }
-        self.rows("SELECT collectionID, itemID FROM collectionItems", |r| Ok((r.get(0)?, r.get(1)?)))
+        self.rows("SELECT collectionID, itemID FROM collectionItems", |r| Ok((int(r, 0)?, int(r, 1)?)))
     }
 
     fn collections(&self, wanted: &HashSet<i64>) -> Result<HashMap<i64, BTreeSet<String>>> {
@@ -452,7 +499,7 @@ impl Zotero {
             return Ok(HashSet::new());
         }
         // Flag 1 is a notice the user hid; the item is still retracted.
-        Ok(self.rows("SELECT itemID FROM retractedItems", |r| r.get(0))?.into_iter().collect())
+        Ok(self.rows("SELECT itemID FROM retractedItems", |r| int(r, 0))?.into_iter().collect())
     }
 
     /// Every PDF attachment not in the trash (stored or linked files; a
@@ -460,14 +507,14 @@ impl Zotero {
     pub fn pdfs(&self) -> Result<Vec<Attachment>> {
         let (parent, content_type) = if self.era == Era::Zotero4 { ("sourceItemID", "mimeType") } else { ("parentItemID", "contentType") };
         let sql = format!(
-            "SELECT a.itemID, a.{parent}, COALESCE(a.linkMode, 0), COALESCE(a.{content_type}, ''), COALESCE(a.path, ''), \
-             COALESCE(i.libraryID, 1), i.key, COALESCE(i.dateModified, '') \
+            "SELECT a.itemID, a.{parent}, COALESCE(a.linkMode, 0) AS linkMode, COALESCE(a.{content_type}, '') AS contentType, \
+             COALESCE(a.path, '') AS path, COALESCE(i.libraryID, 1) AS libraryID, i.key, COALESCE(i.dateModified, '') AS dateModified \
              FROM itemAttachments a JOIN items i ON i.itemID = a.itemID WHERE 1 {not_trashed}",
             not_trashed = self.not_trashed("a.itemID")
         );
         type Row8 = (i64, Option<i64>, i64, String, String, i64, String, String);
-        let rows: Vec<Row8> =
-            self.rows(&sql, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, text(r, 3)?, text(r, 4)?, r.get(5)?, r.get(6)?, text(r, 7)?)))?;
+        let rows: Vec<Row8> = self
+            .rows(&sql, |r| Ok((int(r, 0)?, opt_int(r, 1)?, int(r, 2)?, text(r, 3)?, text(r, 4)?, int(r, 5)?, text(r, 6)?, text(r, 7)?)))?;
         let mut out = Vec::new();
         for (_, parent, link_mode, content_type, path, library, key, modified) in rows {
             let pdf = content_type.eq_ignore_ascii_case("application/pdf") || path.to_ascii_lowercase().ends_with(".pdf");
@@ -480,31 +527,51 @@ impl Zotero {
         Ok(out)
     }
 
-    /// Where an attachment's file is.
+    /// Where an attachment's file is. The database is the data directory's,
+    /// not the user's word: a file is read only where the user's choices
+    /// put it — inside the data directory (stored files, `storage/KEY/…`)
+    /// or inside the linked attachment base directory (Zotero's setting, or
+    /// `import --attachment-base`) — once symbolic links are followed, so
+    /// neither a linked path nor a link in `storage/` leads elsewhere. The
+    /// file itself is not opened here.
     fn attachment_file(&self, key: &str, path: &str) -> std::result::Result<PathBuf, String> {
+        use crate::project::Project;
+        let data_dir = Project::new(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
         if let Some(name) = path.strip_prefix("storage:") {
             if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric()) {
                 return Err(format!("{path}: attachment key `{key}` is not a Zotero key"));
             }
             let folder = self.dir.join("storage").join(key);
-            if !folder.is_dir() {
-                return Err(format!("{}: the file is not there", folder.join(name).display()));
-            }
-            let project = crate::project::Project::new(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-            return project.existing(&folder, name).map_err(|refused| format!("{}: {refused}", folder.display()));
+            return data_dir.existing(&folder, name).map_err(|refused| format!("{}: {refused}", folder.display()));
         }
+        let base = match &self.attachment_base {
+            Some(base) => {
+                Some(Project::new(base).map_err(|e| format!("{path}: the linked attachment base directory {}: {e}", base.display()))?)
+            }
+            None => None,
+        };
         if let Some(relative) = path.strip_prefix("attachments:") {
-            let Some(base) = &self.attachment_base else {
+            let (Some(base), Some(dir)) = (&base, &self.attachment_base) else {
                 return Err(format!("{path}: relative to a linked attachment base directory that Zotero's settings do not name"));
             };
-            let project = crate::project::Project::new(base).map_err(|e| format!("{}: {e}", base.display()))?;
-            return project.existing(base, relative).map_err(|refused| format!("{path}: {refused}"));
+            return base.existing(dir, relative).map_err(|refused| format!("{path}: {refused}"));
         }
         let file = PathBuf::from(path);
-        if file.is_absolute() && file.is_file() {
-            Ok(file)
-        } else {
-            Err(format!("{path}: the linked file is not there"))
+        if !file.is_absolute() {
+            return Err(format!("{path}: the linked file is not there"));
+        }
+        let within = |p: &Project| p.existing(Path::new("/"), path).ok();
+        match within(&data_dir).or_else(|| base.as_ref().and_then(within)) {
+            Some(real) => Ok(real),
+            None if file.symlink_metadata().is_err() => Err(format!("{path}: the linked file is not there")),
+            None => Err(format!(
+                "{path}: a linked file outside the Zotero data directory{}; not read (set Zotero's linked attachment base directory, \
+                 Settings → Advanced → Files and Folders, or pass --attachment-base DIR)",
+                match &self.attachment_base {
+                    Some(b) => format!(" and the linked attachment base directory ({})", b.display()),
+                    None => String::new(),
+                }
+            )),
         }
     }
 }
@@ -527,6 +594,35 @@ const VENUE_FIELDS: &[&str] = &[
     "websiteTitle",
     "publisher",
 ];
+
+/// A column as a number: an integer, or text or a real that is one
+/// (SQLite's columns take any type); anything else is an error that says
+/// what the column holds.
+fn int(r: &Row<'_>, i: usize) -> rusqlite::Result<i64> {
+    opt_int(r, i)?.ok_or_else(|| conversion(i, rusqlite::types::Type::Null, "empty where a number is expected".into()))
+}
+
+/// [`int`], where the column may be empty (NULL).
+fn opt_int(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+    use rusqlite::types::Type;
+    match r.get::<_, Value>(i)? {
+        Value::Null => Ok(None),
+        Value::Integer(n) => Ok(Some(n)),
+        Value::Real(x) if x.fract() == 0.0 && x.abs() < 9e15 => Ok(Some(x as i64)),
+        Value::Real(x) => Err(conversion(i, Type::Real, format!("{x} where a whole number is expected"))),
+        Value::Text(t) => match t.trim().parse() {
+            Ok(n) => Ok(Some(n)),
+            Err(_) => {
+                Err(conversion(i, Type::Text, format!("the text {:?} where a number is expected", t.chars().take(40).collect::<String>())))
+            }
+        },
+        Value::Blob(b) => Err(conversion(i, Type::Blob, format!("{} bytes of binary data where a number is expected", b.len()))),
+    }
+}
+
+fn conversion(i: usize, kind: rusqlite::types::Type, why: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(i, kind, why.into())
+}
 
 /// A column as text whatever SQLite stored it as (Zotero's values are untyped).
 fn text(r: &Row<'_>, i: usize) -> rusqlite::Result<String> {
