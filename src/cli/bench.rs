@@ -149,6 +149,11 @@ pub enum BenchWhat {
         /// Items in the Zotero database
         #[arg(long, default_value_t = 20000)]
         items: usize,
+        /// Give every item one first author, year and first title word, so
+        /// that the keys made for them all collide (smith2020study,
+        /// smith2020studya, …)
+        #[arg(long)]
+        colliding: bool,
     },
     /// `citewise check` on a draft made of a benchmark split's contexts
     /// (each context's sentence citing its paper by the library's key, with
@@ -209,6 +214,9 @@ pub struct LspStormArgs {
     /// The server's config file (its --config) [default: the editor's]
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// The citewise binary whose `lsp` is stormed (another build, to compare) [default: this one]
+    #[arg(long, value_name = "BIN")]
+    server: Option<PathBuf>,
 }
 
 /// The library and the benchmark contexts a latency bench times.
@@ -282,7 +290,7 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             println!("{}", serde_json::to_string(&r)?);
         }
         BenchWhat::Evidence { library, paths } => bench_evidence(library.as_deref(), paths)?,
-        BenchWhat::Zotero { papers, items } => bench_zotero(papers, *items)?,
+        BenchWhat::Zotero { papers, items, colliding } => bench_zotero(papers, *items, *colliding)?,
         BenchWhat::Check { contexts: c } => bench_check(c.library.as_deref(), &c.bench, &c.split, c.queries, models)?,
         BenchWhat::CheckScale { citations } => bench_check_scale(citations)?,
         BenchWhat::Lsp { contexts: c } => bench_lsp(c.library.as_deref(), &c.bench, &c.split, c.queries)?,
@@ -579,7 +587,8 @@ fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: 
     Ok(())
 }
 
-/// `bench lsp-storm`: a `citewise lsp` process of this binary, stormed
+/// `bench lsp-storm`: a `citewise lsp` process of this binary (or of
+/// `--server`), stormed
 /// ([`crate::lsp::latency::storm`]).
 fn bench_lsp_storm(a: &LspStormArgs) -> Result<()> {
     let dir = library_dir(a.library.as_deref())?;
@@ -588,7 +597,10 @@ fn bench_lsp_storm(a: &LspStormArgs) -> Result<()> {
         let keys: Vec<String> = lib.papers().keys(50)?.into_iter().filter(|k| !k.is_empty()).collect();
         (lib.papers().num_papers(), keys)
     };
-    let mut server = std::process::Command::new(std::env::current_exe()?);
+    let mut server = std::process::Command::new(match &a.server {
+        Some(bin) => bin.clone(),
+        None => std::env::current_exe()?,
+    });
     server.arg("--library").arg(&dir).arg("lsp");
     if !a.stages.is_empty() {
         server.arg("--stages").arg(a.stages.join(","));
@@ -603,7 +615,7 @@ fn bench_lsp_storm(a: &LspStormArgs) -> Result<()> {
         "{}",
         serde_json::json!({
             "papers": papers, "changes": f.changes, "document_kib": f.document_bytes >> 10, "sent_s": f.sent_s,
-            "completions": f.completion_ms.len(), "completions_cancelled": f.cancelled,
+            "completions": f.completion_ms.len(), "completions_cancelled": f.cancelled, "completions_unanswered": f.unanswered,
             "completion_p50_ms": q(0.5), "completion_p95_ms": q(0.95), "completion_max_ms": q(1.0),
             "shutdown_s": f.shutdown_s, "exit_s": f.exit_s,
             "peak_rss_mb": f.peak_rss_bytes.map(|b| b as f64 / 1048576.0), "threads": f.threads, "exit_code": f.exit_code,
@@ -652,11 +664,18 @@ fn bench_evidence(library: Option<&std::path::Path>, paths: &[PathBuf]) -> Resul
 /// Zotero import speed on a synthetic Zotero 7 database (the time to
 /// write it is its own figure): the first import, the same again with
 /// nothing changed, and again after one item's title changed.
-fn bench_zotero(path: &std::path::Path, n: usize) -> Result<()> {
+fn bench_zotero(path: &std::path::Path, n: usize, colliding: bool) -> Result<()> {
     use crate::eval::zotero_db::{synthetic, Era};
     use crate::library::zotero::{sync, ZoteroOptions};
     anyhow::ensure!(n > 0, "--items must be at least 1");
-    let papers = first_papers(path, n)?;
+    let mut papers = first_papers(path, n)?;
+    if colliding {
+        for p in &mut papers {
+            p.authors = vec!["Ann Smith".into()];
+            p.year = Some(2020);
+            p.title = format!("Study: {}", p.title);
+        }
+    }
     anyhow::ensure!(!papers.is_empty(), "{}: no papers", path.display());
     let zotero_dir = tempfile::tempdir()?;
     let lib_dir = tempfile::tempdir()?;
@@ -686,6 +705,7 @@ fn bench_zotero(path: &std::path::Path, n: usize) -> Result<()> {
     let key_sources = crate::library::zotero::ZoteroState::load(lib.dir())?.map(|s| s.key_sources()).unwrap_or_default();
     let r = serde_json::json!({
         "items": items,
+        "colliding": colliding,
         "write_db_seconds": write_seconds,
         "first_import": first,
         "no_change": again,

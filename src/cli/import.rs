@@ -177,14 +177,14 @@ fn print_zotero_summary(s: &ZoteroSummary, all: bool) {
         println!("key changed: {old} → {new} (drafts citing {old} are told)");
     }
     if s.pdfs_read + s.pdfs_removed > 0 || !s.pdfs_missing.is_empty() {
-        println!("PDFs: {} read, {} removed, {} not found", s.pdfs_read, s.pdfs_removed, s.pdfs_missing.len());
+        println!("PDFs: {} read, {} removed, {} not read", s.pdfs_read, s.pdfs_removed, s.pdfs_missing.len());
     }
     if let Some(e) = &s.evidence {
         print_evidence_summary(e, all);
     }
     let shown = if all { s.pdfs_missing.len() } else { s.pdfs_missing.len().min(20) };
     for m in &s.pdfs_missing[..shown] {
-        eprintln!("not found: {}", printable(m));
+        eprintln!("not read: {}", printable(m));
     }
     for n in &s.notes {
         eprintln!("note: {}", printable(n));

@@ -47,12 +47,17 @@ fn lock_file(dir: &Path, name: &str) -> Result<(File, PathBuf)> {
     Ok((file, path))
 }
 
-/// Who holds the lock in `file`, in words ("import, process 1234"), as
-/// its holder wrote it; empty when it says nothing.
+/// Who holds the lock in `file`, in words ("`citewise import refs.bib`,
+/// process 1234"), as its holder wrote it; "another process" when it says
+/// nothing.
 fn holder_of(file: &mut File) -> String {
     let mut text = String::new();
     let _ = file.rewind().and_then(|()| file.take(512).read_to_string(&mut text));
-    crate::util::printable(text.trim()).into_owned()
+    match text.trim() {
+        // Not a citewise process (it writes its command line), or one that has not yet.
+        "" => "another process".to_string(),
+        said => crate::util::printable(said).into_owned(),
+    }
 }
 
 /// What this process is, for another's message: its command line.

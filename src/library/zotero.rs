@@ -161,7 +161,8 @@ pub struct ZoteroSummary {
     /// PDFs read (new or changed) and PDFs whose evidence was removed.
     pub pdfs_read: usize,
     pub pdfs_removed: usize,
-    /// PDF attachments whose file is not there.
+    /// PDF attachments whose file is not read: not there, or where a
+    /// file is not read (outside the data directory), and why.
     pub pdfs_missing: Vec<String>,
     /// The copy may miss Zotero's latest write: nothing was removed, and the
     /// next sync reads the database again.

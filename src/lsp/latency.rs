@@ -162,8 +162,11 @@ pub struct StormFigures {
     /// Of those, the ones answered `RequestCancelled` (a newer completion
     /// of the document superseded them).
     pub cancelled: usize,
-    /// From the last change sent to `shutdown` answered.
-    pub shutdown_s: f64,
+    /// Completions never answered (by the time the process was gone).
+    pub unanswered: usize,
+    /// From the last change sent to `shutdown` answered (none: not within
+    /// [`STORM_WAIT`]; the process was then killed).
+    pub shutdown_s: Option<f64>,
     /// From the last change sent to the process gone (`exit` sent once
     /// `shutdown` was answered).
     pub exit_s: f64,
@@ -171,9 +174,13 @@ pub struct StormFigures {
     pub peak_rss_bytes: Option<u64>,
     /// The server's threads as `shutdown` is answered (Linux).
     pub threads: Option<usize>,
-    /// None: killed after waiting 300 s.
+    /// None: killed after waiting [`STORM_WAIT`].
     pub exit_code: Option<i32>,
 }
+
+/// How long a stormed server is waited for, at each step, before it is
+/// taken as never answering.
+pub const STORM_WAIT: Duration = Duration::from_secs(300);
 
 /// A response the server sent: its id, whether it says "cancelled", and
 /// when it was read.
@@ -301,7 +308,7 @@ pub fn storm(mut server: std::process::Command, storm: &Storm) -> Result<StormFi
     let (tx, answers) = crossbeam_channel::unbounded();
     std::thread::spawn(move || read_answers(output, &tx));
     let broken = |e: std::io::Error| Error::io("the language server's input", e);
-    let wait = Duration::from_secs(300);
+    let wait = STORM_WAIT;
     let mut seen = HashMap::new();
     let request = |id: i64, method: &str, params: serde_json::Value| {
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
@@ -336,19 +343,26 @@ pub fn storm(mut server: std::process::Command, storm: &Storm) -> Result<StormFi
     // Ids are 32-bit in the protocol's library.
     let shutdown = i64::from(i32::MAX);
     write_frame(&mut input, &request(shutdown, "shutdown", serde_json::Value::Null)).map_err(broken)?;
-    answer_to(&answers, &mut seen, shutdown, wait)?;
-    let shutdown_s = stopping.elapsed().as_secs_f64();
+    let shutdown_s = answer_to(&answers, &mut seen, shutdown, wait).ok().map(|_| stopping.elapsed().as_secs_f64());
     let (peak_rss_bytes, threads) = peak_and_threads(&child);
-    write_frame(&mut input, &notification("exit", serde_json::Value::Null)).map_err(broken)?;
-    let exit_code = wait_for_exit(&mut child, wait);
+    let exit_code = if shutdown_s.is_some() {
+        write_frame(&mut input, &notification("exit", serde_json::Value::Null)).map_err(broken)?;
+        wait_for_exit(&mut child, wait)
+    } else {
+        wait_for_exit(&mut child, Duration::ZERO)
+    };
     let exit_s = stopping.elapsed().as_secs_f64();
     let mut completion_ms = Vec::with_capacity(asked.len());
-    let mut cancelled = 0;
+    let (mut cancelled, mut unanswered) = (0, 0);
     for (id, at) in asked {
-        // Answered before `shutdown`, so read by now.
-        let (_, was_cancelled, when) = answer_to(&answers, &mut seen, id, Duration::from_secs(1))?;
-        completion_ms.push(when.saturating_duration_since(at).as_secs_f64() * 1000.0);
-        cancelled += usize::from(was_cancelled);
+        // What was answered is read by now (the process is gone).
+        match answer_to(&answers, &mut seen, id, Duration::from_secs(1)) {
+            Ok((_, was_cancelled, when)) => {
+                completion_ms.push(when.saturating_duration_since(at).as_secs_f64() * 1000.0);
+                cancelled += usize::from(was_cancelled);
+            }
+            Err(_) => unanswered += 1,
+        }
     }
     Ok(StormFigures {
         changes: storm.changes,
@@ -356,6 +370,7 @@ pub fn storm(mut server: std::process::Command, storm: &Storm) -> Result<StormFi
         sent_s,
         completion_ms,
         cancelled,
+        unanswered,
         shutdown_s,
         exit_s,
         peak_rss_bytes,
