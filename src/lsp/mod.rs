@@ -848,7 +848,8 @@ impl GlobalState {
             }
             EncodingEvent::Covered { phase, encoded } => {
                 self.runner.reload();
-                self.log(MessageType::INFO, &format!("{} now cover the library ({encoded} papers encoded)", phase.label()));
+                let by = if *encoded == 0 { "encoded by another front end".to_string() } else { format!("{encoded} papers encoded") };
+                self.log(MessageType::INFO, &format!("{} now cover the library ({by})", phase.label()));
             }
             EncodingEvent::Skipped { phase, why } => self.log(MessageType::LOG, &format!("{} not encoded: {why}", phase.label())),
             EncodingEvent::Elsewhere { holder } => {

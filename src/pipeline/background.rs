@@ -52,7 +52,8 @@ pub enum EncodingEvent {
     /// `done` of `total` papers of `phase` encoded; `per_second` so far.
     Progress { phase: Phase, done: u64, total: u64, per_second: f64 },
     /// `phase` is finished: its channel covers the library (reload the
-    /// recommender to use it). `encoded`: papers it encoded now.
+    /// recommender to use it). `encoded`: papers it encoded now (0: another
+    /// front end encoded them).
     Covered { phase: Phase, encoded: usize },
     /// `phase` could not run (a model that is not installed, a damaged
     /// store); the next phase runs.
@@ -147,12 +148,12 @@ impl BackgroundEncoding {
         let _ = std::thread::Builder::new().name("citewise-encoding".into()).spawn(move || {
             // One front end of a library encodes it: the others wait for it
             // to end (then they encode what is left, if anything).
-            let _slot = match EncoderSlot::try_take(library.dir()) {
-                Ok(Ok(slot)) => slot,
+            let (_slot, took_over) = match EncoderSlot::try_take(library.dir()) {
+                Ok(Ok(slot)) => (slot, false),
                 Ok(Err(holder)) => {
                     let _ = tx.send(EncodingEvent::Elsewhere { holder });
                     match EncoderSlot::take(library.dir()) {
-                        Ok(slot) => slot,
+                        Ok(slot) => (slot, true),
                         Err(_) => return,
                     }
                 }
@@ -181,13 +182,13 @@ impl BackgroundEncoding {
                 })
                 .build();
             match pool {
-                Ok(pool) => pool.install(|| encode_phases(&library, &models, &options, &pace, &tx)),
+                Ok(pool) => pool.install(|| encode_phases(&library, &models, &options, &pace, &tx, took_over)),
                 Err(_) => {
                     // No pool of its own: this thread, at its priority.
                     if low {
                         lower_priority();
                     }
-                    encode_phases(&library, &models, &options, &pace, &tx)
+                    encode_phases(&library, &models, &options, &pace, &tx, took_over)
                 }
             }
         });
@@ -276,14 +277,16 @@ impl Progress<'_> {
     }
 }
 
-/// Runs the phases in order, reporting as it goes.
-fn encode_phases(library: &Library, models: &Models, options: &EncodingOptions, pace: &Pace, tx: &Sender<EncodingEvent>) {
+/// Runs the phases in order, reporting as it goes. `took_over`: another
+/// front end encoded the library meanwhile, so a phase is `Covered` (the
+/// recommender opened again) even where nothing was left to encode here.
+fn encode_phases(library: &Library, models: &Models, options: &EncodingOptions, pace: &Pace, tx: &Sender<EncodingEvent>, took_over: bool) {
     for &phase in &options.phases {
         if pace.stopped() {
             return;
         }
         match run_phase(phase, library, models, pace, tx) {
-            Ok(s) if s.embedded > 0 => {
+            Ok(s) if s.embedded > 0 || took_over => {
                 let _ = tx.send(EncodingEvent::Covered { phase, encoded: s.embedded });
             }
             Ok(_) => {}
