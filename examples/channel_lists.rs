@@ -1,8 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::too_many_lines)] // a diagnostic tool, run by hand
 //! Writes, per benchmark context of a split, every channel's own ranked list
-//! and confidence (one JSON line per context), for studying fusion and
-//! per-query gating offline on `val` and on held-out fields. Queries are
-//! made as `eval` makes them (as of the citing year).
+//! and confidence, the weight the shipped fusion gives each list and the
+//! fused order it makes of them (one JSON line per context), for studying
+//! fusion and per-query gating offline on `val` and on held-out fields: a
+//! script reads the fusion from here, it never re-implements it. Queries
+//! are made as `eval` makes them (as of the citing year).
 //!
 //! cargo run --release --example channel_lists -- BENCH POOL SPLIT OUT.jsonl [LIMIT]
 
@@ -12,6 +14,8 @@ use std::sync::Arc;
 
 use citewise::eval::harness::{load_split, AsOf, EvalQueries, EVAL_DEPTH};
 use citewise::library::Library;
+use citewise::pipeline::channel::ChannelId;
+use citewise::pipeline::fusion::{fuse, Fusion};
 use citewise::pipeline::{Models, Recommender};
 
 fn main() -> anyhow::Result<()> {
@@ -32,9 +36,20 @@ fn main() -> anyhow::Result<()> {
             Err(citewise::error::Error::InvalidQuery(_)) => Vec::new(),
             Err(e) => return Err(e.into()),
         };
-        let channels: serde_json::Map<String, serde_json::Value> =
-            lists.iter().map(|(id, o)| (id.name().to_string(), serde_json::json!({ "conf": o.confidence, "ranked": o.ranked }))).collect();
-        let line = serde_json::json!({ "id": c.id, "source": c.source, "cited": c.cited, "channels": channels });
+        let fusion = Fusion::default();
+        let evidence = lists.iter().find(|(id, _)| *id == ChannelId::Evidence).map_or(0.0, |(_, o)| o.confidence);
+        let channels: serde_json::Map<String, serde_json::Value> = lists
+            .iter()
+            .map(|(id, o)| {
+                let weight = fusion.weight(*id, o.confidence, evidence);
+                // Its weight were the evidence list left out (a library without citing sentences of the claim).
+                let without_evidence = fusion.weight(*id, o.confidence, 0.0);
+                let list = serde_json::json!({ "conf": o.confidence, "weight": weight, "weight_without_evidence": without_evidence, "ranked": o.ranked });
+                (id.name().to_string(), list)
+            })
+            .collect();
+        let fused: Vec<String> = fuse(&lists, &fusion).into_iter().map(|c| c.id).collect();
+        let line = serde_json::json!({ "id": c.id, "source": c.source, "cited": c.cited, "channels": channels, "fused": fused });
         writeln!(out, "{line}")?;
         if n % 200 == 0 {
             eprintln!("{n}");

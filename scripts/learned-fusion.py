@@ -11,9 +11,9 @@ weight for that list; fits a logistic model and a LambdaMART ranker
 each model on every FIELD, with the change against the fused order and its
 paired bootstrap interval (2,000 resamples, 95 %).
 
-`replay` mirrors `Fusion::default()` and `fuse` (weights, rrf_k 5, ties in
-channel order); it reproduces `citewise eval --fusion claim_weight=0`'s fused
-figures on ACM-CR dev to the last digit. Change it when they change.
+The shipped fusion's weight of each list and its fused order are read from
+the lists (`channel_lists` writes them with the binary's own `Fusion::default()`
+and `fuse`): this script does not re-implement them.
 
 --no-hatten leaves HAtten's list out of the features (HAtten was trained on
 the benchmark's `train`, so its list is too good on `train` contexts);
@@ -31,46 +31,22 @@ import sys
 import numpy as np
 
 CHANNELS = ["bm25", "evidence", "citation", "hatten"]  # the order fusion adds them in
-RRF_K = 5.0
+RRF_K = 5.0  # the reciprocal rank's offset in the features (as `Fusion::default()`'s rrf_k)
 
 
-def fusion_weight(channel, conf, evidence_conf):
-    """`Fusion::default().weight(channel, confidence, evidence_confidence)`."""
-    if channel == "evidence":
-        return 0.0 if conf <= 0.0 else 2.0 * min(conf, 1.0)
-    if channel == "bm25":
-        return 1.0
-    if channel == "hatten":
-        gate = 0.0 if conf <= 0.5 else (1.0 if conf >= 0.8 else (conf - 0.5) / 0.3)
-        return 0.5 * gate
-    e = min(max(evidence_conf, 0.0), 1.0)
-    own = min(max(conf, 0.0), 1.0)
-    return (0.75 * e + 1.0 * (1.0 - e)) * (own + 0.5 * (1.0 - own))
-
-
-def replay(channels):
-    """The shipped fused order of one context's lists."""
-    ev = channels.get("evidence", {}).get("conf", 0.0)
-    score, first = {}, {}
-    for c in CHANNELS:
-        if c not in channels:
-            continue
-        w = fusion_weight(c, channels[c]["conf"], ev)
-        for i, (pid, _) in enumerate(channels[c]["ranked"]):
-            first.setdefault(pid, len(first))
-            score[pid] = score.get(pid, 0.0) + w / (RRF_K + i + 1)
-    return sorted(score, key=lambda p: (-score[p], first[p]))
+def fusion_weight(channels, c):
+    """The shipped fusion's weight of channel `c`'s list (written by `channel_lists`)."""
+    return channels[c]["weight"]
 
 
 def features(channels, use_hatten):
-    ev = channels.get("evidence", {}).get("conf", 0.0)
     found = {}
     info = {}
     for c in CHANNELS:
         ranked = channels.get(c, {}).get("ranked", [])
         if not ranked:
             continue
-        info[c] = (fusion_weight(c, channels[c]["conf"], ev), ranked[0][1])
+        info[c] = (fusion_weight(channels, c), ranked[0][1])
         for i, (pid, s) in enumerate(ranked):
             found.setdefault(pid, {})[c] = (i, s)
     pids = list(found)
@@ -97,7 +73,10 @@ def features(channels, use_hatten):
 
 
 def without_evidence(ctx):
-    return dict(ctx, channels={c: v for c, v in ctx["channels"].items() if c != "evidence"})
+    """The context as a library without its evidence list sees it: the other
+    lists with the weights the binary gives them then (`weight_without_evidence`)."""
+    channels = {c: dict(v, weight=v["weight_without_evidence"]) for c, v in ctx["channels"].items() if c != "evidence"}
+    return dict(ctx, channels=channels)
 
 
 def training_set(contexts, use_hatten, augment):
@@ -119,7 +98,7 @@ def ranked_by(model, ctx, use_hatten):
     pids, x = features(ctx["channels"], use_hatten)
     if not pids:
         return []
-    fused_rank = {p: i for i, p in enumerate(replay(ctx["channels"]))}
+    fused_rank = {p: i for i, p in enumerate(ctx["fused"])}
     return [p for _, p in sorted(zip(model(x), pids), key=lambda t: (-t[0], fused_rank[t[1]]))]
 
 
@@ -170,7 +149,7 @@ def main(argv):
     for field in args[1:]:
         name, path = field.split("=", 1)
         contexts = read(path)
-        base = {c["id"]: metrics(replay(c["channels"]), c["cited"]) for c in contexts}
+        base = {c["id"]: metrics(c["fused"], c["cited"]) for c in contexts}
         print("\n%s (%d): fused %.3f / %.3f / %.3f" % (name, len(contexts), *(mean(base, i) for i in range(3))))
         for label, model in models:
             new = {c["id"]: metrics(ranked_by(model, c, use_hatten), c["cited"]) for c in contexts}

@@ -25,6 +25,14 @@ pub fn write_target(path: &Path) -> Result<PathBuf> {
     Err(Error::io(path, std::io::Error::other("too many levels of symbolic links")))
 }
 
+/// The cores this process may use: the one place that asks the system
+/// (the threads for model work are sized from it in
+/// [`crate::neural::parallel`]; the index's search and writer threads, the
+/// document readers and the commands' workers too).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// `n` and its noun, plural unless `n` is one: "1 thread", "3 threads".
 pub fn counted<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
     let s = if n == N::from(1) { "" } else { "s" };

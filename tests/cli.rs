@@ -677,3 +677,87 @@ fn configuration_and_data_directories_follow_the_environment() {
     let o = run(&env, &["lsp"]);
     assert!(!o.status.success() && stderr(&o).contains(&conf.join("config.toml").display().to_string()), "{}", stderr(&o));
 }
+
+/// No library is made until a paper is: an import that fails (a typo in
+/// the path, no Zotero) or finds no paper leaves none behind, nor the
+/// directories made for it; `citewise` then welcomes, as on a first run.
+#[test]
+fn a_failed_import_leaves_no_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let lib = data.join("library");
+    let lib_s = lib.to_str().unwrap();
+    let typo = dir.path().join("refs.bbi");
+    let o = citewise(&lib, &["import", typo.to_str().unwrap(), "--no-embed"]);
+    assert!(!o.status.success(), "{}", stdout(&o));
+    assert!(!data.exists(), "a failed import made {}", data.display());
+    assert!(stderr(&o).contains(&format!("note: no paper was imported, so no library was made at {lib_s}")), "{}", stderr(&o));
+    let o = citewise(&lib, &["import", "--zotero", "/nonexistent", "--no-embed"]);
+    assert!(!o.status.success() && !data.exists(), "{}", stderr(&o));
+    // No Zotero at home either.
+    let o =
+        common::citewise_command().args(["--library", lib_s, "import", "--zotero", "--no-embed"]).env("HOME", dir.path()).output().unwrap();
+    assert!(!o.status.success() && !data.exists(), "{}", stderr(&o));
+    // A file that holds no paper.
+    let empty = dir.path().join("empty.bib");
+    std::fs::write(&empty, "% nothing here\n").unwrap();
+    citewise(&lib, &["import", empty.to_str().unwrap(), "--no-embed"]);
+    assert!(!data.exists());
+    // A directory that was there keeps what it held, and only that.
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(lib.join("notes.txt"), "mine").unwrap();
+    let o = citewise(&lib, &["import", typo.to_str().unwrap(), "--no-embed"]);
+    assert!(!o.status.success());
+    let left: Vec<String> = std::fs::read_dir(&lib).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(left, ["notes.txt"]);
+    // Then `citewise` with no file welcomes, not the full help.
+    let o = citewise(&lib, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Welcome to citewise. There is no library yet"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("Usage:"), "{}", stdout(&o));
+    // A library of no papers (an older citewise made them) welcomes too.
+    drop(citewise::library::Library::open_or_create(&lib).unwrap());
+    let o = citewise(&lib, &[]);
+    assert!(stdout(&o).contains(&format!("The library at {lib_s} holds no papers yet")), "{}", stdout(&o));
+    // An import that adds papers keeps the library it made.
+    let other = dir.path().join("other");
+    let o = citewise(&other, &["import", fixture("papers.jsonl").to_str().unwrap(), "--no-embed"]);
+    assert!(o.status.success() && other.join("library.json").is_file(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("no library was made"), "{}", stderr(&o));
+}
+
+/// `doctor` fails when the models are missing, naming the directory they
+/// are looked for in, why there, and a fetch command that works as
+/// printed; no library yet is said with how one is made, and is no problem.
+#[test]
+fn doctor_fails_without_models_and_says_where_they_are_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    let models = dir.path().join("no models");
+    let o = common::citewise_command().arg("doctor").env("CITEWISE_LIBRARY", &lib).env("CITEWISE_MODELS", &models).output().unwrap();
+    assert!(!o.status.success(), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains(&format!("models    {} (from $CITEWISE_MODELS)", models.display())), "{out}");
+    assert!(out.contains(&format!("3 of 3 models not found or not loading in {}", models.display())), "{out}");
+    let fetch = format!("`scripts/fetch-models.sh {}`", citewise::util::shell_quoted(&models.display().to_string()));
+    assert!(out.contains(&fetch), "{out}");
+    assert!(out.contains(&format!("library   none yet at {}: `", lib.display())), "{out}");
+    assert!(stderr(&o).contains("models are missing or broken; how to fetch them is printed above"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("the library at"), "no library is no problem: {}", stderr(&o));
+    // Under CITEWISE_DATA_DIR: models/ there, and the variable that names another.
+    let data = dir.path().join("data");
+    let o = common::citewise_command()
+        .arg("doctor")
+        .env("CITEWISE_LIBRARY", &lib)
+        .env("CITEWISE_DATA_DIR", &data)
+        .env_remove("CITEWISE_MODELS")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let out = stdout(&o);
+    let models = data.join("models");
+    let said = format!("models    {} (models/ in the data directory; $CITEWISE_MODELS names another)", models.display());
+    assert!(out.contains(&said), "{out}");
+    assert!(out.contains(&format!("`scripts/fetch-models.sh {}`", citewise::util::shell_quoted(&models.display().to_string()))), "{out}");
+    assert!(!lib.exists(), "doctor makes no library");
+}

@@ -414,8 +414,8 @@ fn a_missing_or_garbled_library_json_fails_doctor_and_its_printed_repair_mends_i
     // No library yet is not damage: doctor says how to make one.
     let empty = dir.parent().unwrap().join("nothing-here");
     let o = citewise(&empty, &["doctor"]);
-    assert!(o.status.success() && text(&o).contains("no library at"), "{}", text(&o));
-    assert!(text(&o).contains(&format!("citewise --library {} import FILE.bib", empty.display())), "{}", text(&o));
+    assert!(o.status.success() && text(&o).contains("none yet at"), "{}", text(&o));
+    assert!(text(&o).contains(&format!("citewise --library {} import refs.bib", empty.display())), "{}", text(&o));
 }
 
 /// With the models: vectors computed by `citewise embed`, then damaged in

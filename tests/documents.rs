@@ -456,3 +456,30 @@ fn a_query_never_sees_evidence_from_its_own_citing_paper() {
     assert!(found(&from_koehn).is_empty(), "its own sentence is not its evidence");
     assert!(lib.evidence().spans_citing(PAPINENI, &[], 5, &from_koehn.citing_keys()).unwrap().is_empty());
 }
+
+/// Pandoc's front matter may list its bibliography files over several
+/// lines (`[a.bib,` then `b.bib]`): the evidence reader reads every file,
+/// as the language server and `check` do (one reading of the names, in
+/// `corpus::bibliography_names`); it once looked for a file named
+/// "[a.bib,".
+#[test]
+fn a_markdown_draft_reads_every_bibliography_its_front_matter_lists() {
+    let (dir, lib) = library();
+    std::fs::write(dir.path().join("a.bib"), "@article{bm25, title={The Probabilistic Relevance Framework: {BM25} and Beyond}, author={Robertson, Stephen}, year={2009}, doi={10.1561/1500000019}}\n").unwrap();
+    std::fs::write(
+        dir.path().join("b.bib"),
+        "@inproceedings{tnt, title={{TnT} -- A Statistical Part-of-Speech Tagger}, author={Brants, Thorsten}, year={2000}}\n",
+    )
+    .unwrap();
+    let md = dir.path().join("notes.md");
+    std::fs::write(
+        &md,
+        "---\ntitle: Ranking notes\nbibliography: [a.bib,\n  b.bib]\n---\n\nTerm weights follow the probabilistic model [@bm25].\n\n\
+         Every word is tagged by a trigram tagger [@tnt].\n",
+    )
+    .unwrap();
+    let s = import_all(&lib, &[md], false);
+    let k = &s.kinds[&citewise::evidence::document::DocKind::Markdown];
+    assert_eq!((k.stats.references, k.stats.references_linked), (2, 2), "{k:?}");
+    assert_eq!(sentences_citing(&lib, BRANTS), ["Every word is tagged by a trigram tagger [2]."]);
+}

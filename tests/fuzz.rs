@@ -623,6 +623,13 @@ fn fuzz_draft() {
                 assert!(group.range.end <= text.len() && text.is_char_boundary(group.range.start), "{:?}", group.range);
                 let _ = citing_sentence(&text, group.range.clone());
             }
+            // The prose is as long as the draft, and its citations stand where they stood.
+            let reading = citewise::draft::read(&text, syntax, 64);
+            assert_eq!(reading.prose.len(), text.len());
+            for group in &reading.scan.groups {
+                assert!(reading.prose.get(group.range.clone()).is_some(), "{:?}", group.range);
+                let _ = citing_sentence(&reading.prose, group.range.clone());
+            }
             let cut = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
             let _ = open_citation(&text[..cut], syntax);
         }
@@ -630,7 +637,9 @@ fn fuzz_draft() {
         for row in [0, lines.len() / 2, lines.len().saturating_sub(1)] {
             let col = lines.get(row).map_or(0, |l| l.chars().count() / 2);
             for mode in [ContextMode::Sentence, ContextMode::Paragraph] {
-                let _ = cursor_context(&lines, (row, col), mode);
+                for syntax in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
+                    let _ = cursor_context(&lines, (row, col), mode, syntax);
+                }
             }
         }
         let _ = global_context(&text);

@@ -644,10 +644,14 @@ fn a_key_renamed_in_zotero_is_diagnosed_and_rewritten() {
     let draft = dir.path().join("paper.tex");
     let doc = uri(&draft);
     let text = "\\bibliography{refs}\n\nUnknown words are tagged by their suffixes \\cite{old2001}.\n";
+    std::fs::write(dir.path().join("refs.bib"), "@misc{other2000, title = {Another Paper}, year = {2000}}\n").unwrap();
     let mut c = Client::start(&lib, &config);
     c.initialize();
     c.open(&doc, "latex", text);
-    assert!(c.diagnostics(&doc, 1).is_empty(), "the library has the key");
+    // The library has the key and refs.bib has not: LaTeX would not find it.
+    let d = c.diagnostics(&doc, 1);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0]["message"].as_str().unwrap().contains("`old2001` is not in "), "{d:?}");
 
     db.set_field(id, "citationKey", "new2001", "2030-01-01 00:00:00").unwrap();
     let m = c.wait_for("the renamed key's diagnostic", |m| {
@@ -890,4 +894,68 @@ fn exits_with_peak(child: &Child, limit: Duration) -> (Option<i32>, Duration, u6
             panic!("the server did not exit within {limit:?}");
         }
     }
+}
+
+/// Pandoc's `bibliography: [a.bib, b.bib]` names two files, and so does a
+/// dash list: the server reads both (it took one file named
+/// "[a.bib, b.bib]", or "- a.bib"), so keys of either are known and hovers
+/// show their entries.
+#[test]
+fn a_markdown_front_matter_list_names_every_bibliography_file() {
+    let (dir, lib, config) = setup();
+    std::fs::write(dir.path().join("a.bib"), "@misc{onlyina2020, title = {Tagging Words Quickly}, author = {Ay, Ann}, year = {2020}}\n")
+        .unwrap();
+    std::fs::write(dir.path().join("b.bib"), "@misc{onlyinb2021, title = {Parsing Sentences Slowly}, author = {Bee, Bo}, year = {2021}}\n")
+        .unwrap();
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    let body = "We tag words [@onlyina2020] and parse sentences [@onlyinb2021].\n";
+    for (n, front) in ["bibliography: [a.bib, b.bib]", "bibliography:\n  - a.bib\n  - b.bib"].iter().enumerate() {
+        let md = uri(&dir.path().join(format!("notes{n}.md")));
+        let text = format!("---\n{front}\n---\n{body}");
+        c.open(&md, "markdown", &text);
+        let d = c.diagnostics(&md, 1);
+        assert!(d.is_empty(), "{front}: {d:?}");
+        let at = end_of(&text[..text.find("onlyinb2021").unwrap() + 3]);
+        let h = c.call(10 + n as i64, "textDocument/hover", json!({"textDocument": {"uri": md}, "position": at}));
+        let shown = h["result"]["contents"]["value"].as_str().unwrap_or_else(|| panic!("{front}: {h}"));
+        assert!(shown.contains("Parsing Sentences Slowly"), "{front}: {shown}");
+    }
+    c.shutdown();
+}
+
+/// A key the library has and the bibliography lacks is an error (LaTeX
+/// would not find it); its quick fix adds the library's entry to the
+/// bibliography, and the error goes.
+#[test]
+fn a_key_the_bibliography_lacks_is_added_from_the_library() {
+    let (dir, lib, config) = setup();
+    let bib = dir.path().join("refs.bib");
+    std::fs::write(&bib, "@misc{other2000, title = {Another Paper}, year = {2000}}\n").unwrap();
+    let doc = uri(&dir.path().join("paper.tex"));
+    let text = "\\bibliography{refs}\nWe tag every word with a trigram hidden Markov model tagger \\cite{brants2000tnt}.\n";
+    let mut c = Client::start(&lib, &config);
+    c.initialize();
+    c.open(&doc, "latex", text);
+    let d = c.diagnostics(&doc, 1);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["severity"], json!(1), "an error: {d:?}");
+    assert_eq!(d[0]["code"], "not-in-bibliography", "{d:?}");
+    assert!(d[0]["message"].as_str().unwrap().contains("`brants2000tnt` is not in "), "{d:?}");
+    let params = json!({"textDocument": {"uri": doc}, "range": d[0]["range"], "context": {"diagnostics": [d[0]]}});
+    let r = c.call(2, "textDocument/codeAction", params);
+    let actions = r["result"].as_array().unwrap_or_else(|| panic!("{r}"));
+    let fix = actions.iter().find(|a| a["title"] == "Add brants2000tnt to refs.bib from the library").unwrap_or_else(|| panic!("{r}"));
+    assert!(fix.get("edit").is_none_or(Value::is_null), "the citation stays as it is: {fix}");
+    let command = &fix["command"];
+    assert_eq!(command["command"], "citewise.addFromLibrary");
+    let r = c.call(3, "workspace/executeCommand", json!({"command": command["command"], "arguments": command["arguments"]}));
+    assert!(r.get("error").is_none(), "{r}");
+    let written = std::fs::read_to_string(&bib).unwrap();
+    assert!(written.contains("@inproceedings{brants2000tnt,") && written.contains("@misc{other2000"), "{written}");
+    // Its diagnostics are made again: the key is found now.
+    c.wait_for("diagnostics without the error", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == doc && m["params"]["diagnostics"] == json!([])
+    });
+    c.shutdown();
 }

@@ -127,10 +127,11 @@ fn write_ask_mark_export_cite_save() {
 
     let text = std::fs::read_to_string(&draft).unwrap();
     let bibtext = std::fs::read_to_string(&bib).unwrap();
-    assert!(text.starts_with("\\section{Related work}\nCompletions of a typed query prefix can be ranked with BM25 \\cite{"), "{text}");
+    // Tied to the word before it, the space typed after the word moved after the citation.
+    assert!(text.starts_with("\\section{Related work}\nCompletions of a typed query prefix can be ranked with BM25~\\cite{"), "{text}");
     let keys: Vec<&str> = bibtext.lines().filter(|l| l.starts_with('@')).map(|l| l.split(['{', ',']).nth(1).unwrap()).collect();
     assert_eq!(keys.len(), 2, "{bibtext}");
-    assert!(text.contains(&format!("\\cite{{{},{}}}", keys[0], keys[1])), "{text}\n{bibtext}");
+    assert!(text.contains(&format!("~\\cite{{{},{}}} ", keys[0], keys[1])), "{text}\n{bibtext}");
     assert!(keys.contains(&"shokouhi2013learning") && keys.contains(&"robertson2009probabilistic"), "{bibtext}");
     // Robertson's entry stands alone: its original text; Shokouhi's used an
     // @string macro of the library file: generated, with the venue resolved.
@@ -318,4 +319,73 @@ fn a_paper_added_in_zotero_appears_in_the_running_editor() {
     let after = s.wait_for("Zebrafish Fin Regeneration", 20);
     assert!(after.contains(" 1. "), "{after}");
     s.keys(&["C-q", "C-q"]);
+}
+
+/// The README's main command, run as a new user runs it (a fresh data
+/// directory; the shared benchmark papers and PDFs): after one F5 the
+/// results are reranked and the first paper shows sentences of the PDFs
+/// that cite it.
+#[test]
+fn the_readmes_main_command_shows_reranked_papers_with_pdf_evidence() {
+    if !tmux_available() {
+        common::skip_unless_ci("the README's main command", "tmux is not installed");
+        return;
+    }
+    let Some(shared) = common::shared_or_fail("the README's main command") else { return };
+    if !common::models_or_fail("the README's main command") {
+        return;
+    }
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block = readme.split("## On a fresh machine").nth(1).unwrap().split("```sh\n").nth(1).unwrap().split("\n```").next().unwrap();
+    let steps: Vec<&str> = block.split("&&").map(str::trim).collect();
+    assert_eq!(steps[0], "cargo build --release", "{block}");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    // A fresh data directory; the models where this machine keeps them.
+    let models = citewise::neural::models::models_dir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_citewise");
+    let shared = shared.display().to_string();
+    // Each step as written, with this build and the shared data where the README names them.
+    let words = |step: &str| -> Vec<String> { step.split_whitespace().skip(1).map(|w| w.replace("../shared", &shared)).collect() };
+    for step in &steps[1..steps.len() - 1] {
+        assert!(step.starts_with("./target/release/citewise import"), "{step}");
+        let o = common::citewise_command()
+            .args(words(step))
+            .env("CITEWISE_DATA_DIR", &data)
+            .env("CITEWISE_MODELS", &models)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{step}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let editor = steps.last().unwrap();
+    assert!(editor.starts_with("./target/release/citewise ") && editor.ends_with(".tex"), "{editor}");
+    let socket = dir.path().join("readme.sock");
+    let command = format!(
+        "cd {d} && CITEWISE_DATA_DIR={data} CITEWISE_MODELS={models} CITEWISE_CONFIG_DIR={d}/no-config {bin} {args}; sleep 60",
+        d = dir.path().display(),
+        data = data.display(),
+        models = models.display(),
+        args = words(editor).join(" ")
+    );
+    assert!(Command::new("tmux")
+        .args(["-S", socket.to_str().unwrap(), "new-session", "-d", "-s", "readme", "-x", "160", "-y", "45", &command])
+        .status()
+        .unwrap()
+        .success());
+    let s = Session { name: "readme".into(), socket };
+    s.wait_for("draft.tex", 20);
+    s.type_text(
+        "The most popular statistical models for named entity recognition are hidden Markov models, maximum entropy models \
+         and conditional random fields.",
+    );
+    s.keys(&["F5"]);
+    // The rerank stage ran (its time is in the status bar) and answered.
+    let screen = s.wait_for("rerank ", 60);
+    assert!(screen.contains(" 1. ") && screen.contains("Named Entity Recognition"), "{screen}");
+    // The first paper's evidence: sentences of the PDFs, each with its citing paper.
+    let evidence = screen.split("Evidence").nth(1).unwrap_or_default();
+    assert!(evidence.contains("· support "), "no citing sentence beside the first paper:\n{screen}");
+    assert!(!evidence.contains("no citing sentence in the evidence database"), "{screen}");
+    s.keys(&["C-q"]);
 }

@@ -87,6 +87,33 @@ fn help_overlay() {
     insta::assert_snapshot!(render(&a, 120, 30));
 }
 
+/// Every line of the help is shown: in full at 120×30 and 80×24, and
+/// where it does not fit, ↓ scrolls down to its last line; any other key
+/// closes it (and is not typed).
+#[test]
+fn the_help_shows_every_line_scrolling_where_it_does_not_fit() {
+    use citewise::tui::app::Overlay;
+    let last = "any other key closes it.";
+    let mut a = app(DRAFT);
+    a.on_key(KeyEvent::new(KeyCode::F(1), KeyModifiers::NONE));
+    for (w, h) in [(120, 30), (80, 24)] {
+        let screen = render(&a, w, h);
+        assert!(screen.contains(last) && screen.contains("F8 "), "{w}×{h}:\n{screen}");
+        assert!(!screen.contains("for more"), "{w}×{h}:\n{screen}");
+    }
+    let screen = render(&a, 80, 14);
+    assert!(!screen.contains(last) && screen.contains(" Keys (↓/↑ for more) "), "{screen}");
+    for _ in 0..30 {
+        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    }
+    let screen = render(&a, 80, 14);
+    assert!(screen.contains(last), "{screen}");
+    assert_eq!(*a.overlay(), Overlay::Help);
+    a.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+    assert_eq!(*a.overlay(), Overlay::None);
+    assert_eq!(a.text(), DRAFT, "the key that closed the help is not typed");
+}
+
 #[test]
 fn export_confirmation() {
     let mut a = app_with_results();

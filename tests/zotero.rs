@@ -677,3 +677,31 @@ fn odd_column_types_name_the_item_and_the_column() {
     assert!(err.contains("zotero.sqlite"), "{err}");
     assert!(err.contains(&format!("`itemID` {id}")) && err.contains("`libraryID`") && err.contains("\"my library\""), "{err}");
 }
+
+/// Zotero's rich text (`<i>`, a small-caps `<span>`) and the entities of an
+/// imported record read as plain text: in the title, the venue, the
+/// abstract, the authors and the tags.
+#[test]
+fn rich_text_and_entities_read_as_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Zotero");
+    let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
+    db.add_item(&NewItem {
+        item_type: "conferencePaper".into(),
+        venue: "Research &amp; Development in <i>IR</i>".into(),
+        abstract_note: "We show p &lt; 0.05.<br>Next &#233;t&#xE9;, a < b and c > d.".into(),
+        creators: vec![("J&ouml;rg".into(), "M&uuml;ller".into())],
+        tags: vec!["R&amp;D".into()],
+        ..item("RICHTEXT", r#"X-CLE<span class="smallcaps SmallerCapital">a</span>VER for <i>Search</i> &amp; Ranking"#, "Ignored", "2021")
+    })
+    .unwrap();
+    let lib = Library::open_or_create(&dir.path().join("lib")).unwrap();
+    assert_eq!(run(&lib, &data, &ZoteroOptions::default()).added, 1);
+    let all = papers(&lib);
+    let [p] = all.as_slice() else { panic!("{all:?}") };
+    assert_eq!(p.title, "X-CLEaVER for Search & Ranking");
+    assert_eq!(p.venue, "Research & Development in IR");
+    assert_eq!(p.abstract_text, "We show p < 0.05. Next été, a < b and c > d.");
+    assert_eq!(p.authors, ["Jörg Müller"]);
+    assert_eq!(p.keywords, ["R&D"]);
+}

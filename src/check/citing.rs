@@ -1,12 +1,14 @@
 //! A draft's citations as a check reads them: each key with its place, and
-//! the sentence its citation stands in. At most
+//! the sentence its citation stands in, read from the draft's prose
+//! ([`crate::draft::prose`]: no preamble, heading or command in it; a
+//! commented-out citation is none). At most
 //! [`crate::limits::CHECK_CITATIONS`] of them, each sentence read from a
 //! bounded part of its paragraph and each column counted on from the last
 //! citation of its line: reading a draft is linear in its length.
 
 use std::ops::Range;
 
-use crate::corpus::citation_markup::{scan_citations, CiteSyntax};
+use crate::corpus::citation_markup::CiteSyntax;
 use crate::draft::citing_sentence;
 
 /// One cited key.
@@ -53,13 +55,13 @@ impl Draft {
 
     /// The draft's first `max` citations (the rest counted in `left_out`).
     pub fn read_up_to(text: &str, syntax: CiteSyntax, max: usize) -> Draft {
-        let scan = scan_citations(text, syntax, max);
+        let crate::draft::Reading { scan, prose } = crate::draft::read(text, syntax, max);
         let mut draft = Draft { left_out: scan.keys_over, unread_over: scan.unread_over, ..Draft::default() };
         let mut lines = LineIndex::new(text);
         for group in scan.groups {
             let sentence = draft.sentences.len();
             let keys: Vec<String> = group.keys.iter().map(|(k, _)| k.clone()).collect();
-            draft.sentences.push(CitingSentence { text: citing_sentence(text, group.range.clone()), keys });
+            draft.sentences.push(CitingSentence { text: citing_sentence(&prose, group.range.clone()), keys });
             for (key, range) in group.keys {
                 let (line, column) = lines.line_col(text, range.start);
                 draft.citations.push(Citation { key, range, line, column, sentence });
@@ -138,6 +140,20 @@ mod tests {
         assert_eq!(d.sentences[0].keys, ["a", "b"]);
         assert_eq!(d.keys(), ["a", "b"]);
         assert_eq!((d.left_out, d.unread.len()), (0, 0));
+    }
+
+    /// The sentence scored is the author's: no preamble, heading, label or
+    /// bibliography command in it, and a commented-out citation is none.
+    #[test]
+    fn sentences_are_read_from_the_prose() {
+        let text = "\\documentclass{article}\n\\begin{document}\n\\section{Introduction}\n\
+                    Query auto-completion ranks completions \\cite{a}.\\label{x}\n% \\cite{gone}\n\
+                    It personalises them \\cite{b}.\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n";
+        let d = Draft::read(text, CiteSyntax::Latex);
+        assert_eq!(d.keys(), ["a", "b"]);
+        let sentences: Vec<&str> = d.sentences.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(sentences, ["Query auto-completion ranks completions [CIT].", "It personalises them [CIT]."]);
+        assert_eq!((d.citations[1].line, d.citations[1].column), (6, 28), "places are the text's");
     }
 
     #[test]

@@ -18,8 +18,16 @@ pub enum Severity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
-    /// In neither the bibliography nor the library.
+    /// In neither the bibliography nor the library (without a library: not
+    /// in the bibliography).
     UnknownKey,
+    /// Not in the bibliography LaTeX reads, though the library has it: the
+    /// fix adds it from the library (a suggestion whose `why` is
+    /// [`FROM_LIBRARY`]).
+    NotInBibliography,
+    /// A bibliography file the draft names (or the default one beside it)
+    /// does not exist.
+    MissingBibliography,
     /// The bibliography's entry and the library's record of its DOI
     /// disagree (title, year or first author).
     Mismatch,
@@ -36,6 +44,8 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::UnknownKey => "unknown key",
+            Kind::NotInBibliography => "not in the bibliography",
+            Kind::MissingBibliography => "missing bibliography",
             Kind::Mismatch => "mismatch",
             Kind::Duplicate => "duplicate",
             Kind::Retracted => "retracted",
@@ -50,11 +60,22 @@ pub const RENAMED: &str = "its key now";
 pub const NEAR_MISS: &str = "near miss";
 /// Why a key is offered: its paper fits the sentence.
 pub const FITS: &str = "fits the sentence";
+/// Why a key is offered: the bibliography holds the cited paper under it.
+pub const IN_BIBLIOGRAPHY: &str = "its key in the bibliography";
+/// Why a paper is offered: the fix of a key the bibliography lacks and the
+/// library has. Its `id` is the library record whose entry goes to the
+/// bibliography (its first file), under its `key`: the cited key when a
+/// bibliography can hold it (a citation key without `/`), else the key
+/// export gives the paper, and the citation is rewritten to it.
+pub const FROM_LIBRARY: &str = "add it from the library";
 
 /// A paper offered instead of (or beside) the cited key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Suggestion {
-    /// Its citation key (empty: the library record has none).
+    /// The key to cite it by: the bibliography's key for it, else the key
+    /// export writes for it (the configured key style; a checker given no
+    /// key maker says the library's own key), else a near miss as written.
+    /// Empty: the library record has none.
     pub key: String,
     /// Its library id (empty: a key only, such as a near-miss in the
     /// bibliography).
@@ -101,6 +122,12 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The library record to add to the bibliography, and the key its entry
+    /// gets ("add it from the library"), when that is the fix.
+    pub fn from_library(&self) -> Option<&Suggestion> {
+        self.suggestions.iter().find(|s| s.why == FROM_LIBRARY && !s.id.is_empty())
+    }
+
     /// One terminal line, `file:line:column: severity: kind: message`
     /// (control characters dropped), with the severity word as `paint`
     /// writes it (a front end's colour, or as it is).

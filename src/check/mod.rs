@@ -1,10 +1,14 @@
-//! Checking what a draft cites, against its bibliography, the library and
-//! the evidence: keys neither knows (with near-misses and the papers that
-//! fit the sentence), entries whose DOI names another paper, one work under
-//! two keys (or a preprint beside its published version), retracted papers,
-//! and citations whose support score (in [0, 1], over every signal the
-//! pipeline has) is under the threshold: the paper fits its sentence
-//! clearly worse than the papers that fit it best.
+//! Checking what a draft cites, against the bibliography LaTeX will read,
+//! the library and the evidence: keys neither knows (with near-misses and
+//! the papers that fit the sentence), keys the bibliography lacks though
+//! the library has them (fixed by adding the library's entry), bibliography
+//! files the draft names that do not exist, entries whose DOI names another
+//! paper, one work under two keys (or a preprint beside its published
+//! version), retracted papers, and citations whose support score (in
+//! [0, 1], over every signal the pipeline has) is under the threshold: the
+//! paper fits its sentence clearly worse than the papers that fit it best.
+//! Without a library, the draft is checked against its bibliography alone
+//! (unknown keys, duplicates, retractions its entries flag).
 //!
 //! `check` sits above `pipeline` (it asks the recommender's stages for the
 //! signals) and below the front ends: `citewise check`, the language
@@ -31,10 +35,11 @@ use serde::Serialize;
 
 pub use citing::Draft;
 pub use finding::{Finding, Kind, Severity, Suggestion};
-pub use records::{Bibliography, Resolved};
+pub use records::{BibFile, Bibliography, Resolved};
 pub use support::{Scored, Scorer, Support};
 
-use crate::corpus::citation_markup::CiteSyntax;
+use crate::corpus::citation_markup::{is_citation_key, CiteSyntax};
+use crate::corpus::Paper;
 use crate::error::Result;
 use crate::index::paper_index::KeyStatus;
 use crate::library::Library;
@@ -45,6 +50,15 @@ pub const KEYS_READ: usize = 2_000_000;
 
 /// The papers offered for an unknown key or beside a weak citation.
 pub const SUGGESTED: usize = 3;
+
+/// What a check without a library says it could not do.
+pub const NO_LIBRARY: &str =
+    "no library: the draft was checked against its bibliography only (unknown keys, duplicates); support and mismatches need a library";
+
+/// The key a front end writes for a library paper (export's key style):
+/// what suggestions offer, and what an entry added from the library gets
+/// when the cited key cannot be one.
+pub type KeyOf = Arc<dyn Fn(&Paper) -> String + Send + Sync>;
 
 /// Known keys compared with the unknown keys of one check, in all, when
 /// looking for near misses (a few seconds' work): past it, an unknown key
@@ -119,20 +133,44 @@ impl SupportCache {
     }
 }
 
-/// Checks drafts against a library (and, with a recommender, scores each
-/// citation's support).
+/// What a check found so far, that scoring support adds to.
+struct Found<'f> {
+    per_citation: &'f mut [Vec<Finding>],
+    supports: &'f mut [Option<Support>],
+    notices: &'f mut Vec<String>,
+}
+
+/// Checks drafts against their bibliography and a library (and, with a
+/// recommender, scores each citation's support).
 pub struct Checker<'a> {
-    library: &'a Library,
+    /// None: the bibliography alone.
+    library: Option<&'a Library>,
     recommender: Option<&'a Recommender>,
     /// The library's keys, when the caller keeps them (else read when a
     /// key is unknown).
     known_keys: Option<Arc<Vec<String>>>,
+    /// The key export writes for a paper (none: the library's own key).
+    key_of: Option<KeyOf>,
 }
 
 impl<'a> Checker<'a> {
     /// Record checks only (unknown keys, mismatches, duplicates, retractions).
     pub fn new(library: &'a Library) -> Checker<'a> {
-        Checker { library, recommender: None, known_keys: None }
+        Checker { library: Some(library), recommender: None, known_keys: None, key_of: None }
+    }
+
+    /// Record checks against the bibliography alone (no library: unknown
+    /// keys, duplicates, retractions its entries flag); the report says
+    /// that support and mismatches need a library ([`NO_LIBRARY`]).
+    pub fn without_library() -> Checker<'static> {
+        Checker { library: None, recommender: None, known_keys: None, key_of: None }
+    }
+
+    /// Suggestions, and entries added from the library, keyed as `key_of`
+    /// writes them (export's key style), not by the library's own keys.
+    pub fn keyed_by(mut self, key_of: KeyOf) -> Checker<'a> {
+        self.key_of = Some(key_of);
+        self
     }
 
     /// Near-misses are looked for among `keys` (the library's, as the
@@ -144,7 +182,33 @@ impl<'a> Checker<'a> {
 
     /// Record checks, support scores and suggestions from `rec`'s stages.
     pub fn with_support(rec: &'a Recommender) -> Checker<'a> {
-        Checker { library: rec.library(), recommender: Some(rec), known_keys: None }
+        Checker { library: Some(rec.library()), recommender: Some(rec), known_keys: None, key_of: None }
+    }
+
+    /// A key the bibliography (its files known) lacks though the library has
+    /// its record: the finding, its fix the library's entry added under the
+    /// cited key (when a bibliography can hold it: a citation key without
+    /// `/`) or under the key export gives it.
+    fn not_in_bibliography(&self, c: &citing::Citation, r: &Resolved, bib: &Bibliography) -> Option<Finding> {
+        let record = r.record.as_ref().filter(|_| !r.declared && bib.known())?;
+        let in_bib = (!record.doi.is_empty())
+            .then(|| bib.papers.iter().find(|e| e.doi.eq_ignore_ascii_case(&record.doi)))
+            .flatten()
+            .map(|e| e.key.as_str());
+        let writable = is_citation_key(&c.key, CiteSyntax::Latex) && !c.key.contains('/');
+        let write_key = if writable { c.key.clone() } else { self.key_for(record, bib) };
+        Some(rules::not_in_bibliography(c, record, bib, in_bib, &write_key))
+    }
+
+    /// The key to cite `p` by: the bibliography's key for its DOI, else
+    /// the key export writes for it, else the library's.
+    fn key_for(&self, p: &Paper, bib: &Bibliography) -> String {
+        let in_bib = (!p.doi.is_empty()).then(|| bib.papers.iter().find(|e| e.doi.eq_ignore_ascii_case(&p.doi))).flatten();
+        match (in_bib, &self.key_of) {
+            (Some(e), _) => e.key.clone(),
+            (None, Some(key_of)) => (**key_of)(p),
+            (None, None) => p.key.clone(),
+        }
     }
 
     /// Checks `text` (written in `syntax`) against `bib` and the library;
@@ -166,7 +230,7 @@ impl<'a> Checker<'a> {
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Report>> {
         let draft = Draft::read(text, syntax);
-        let papers = self.library.papers();
+        let papers = self.library.map(Library::papers);
         let entries = bib.entries_by_key();
         let declares = |key: &str| bib.declared.contains(key) || entries.contains_key(key);
         let mut resolved: HashMap<String, Resolved> = HashMap::new();
@@ -181,15 +245,17 @@ impl<'a> Checker<'a> {
                 "{file}: near misses not looked for {skipped} unknown keys: over the limit of {limit} keys compared in one check"
             ));
         }
-        let mut per_citation = record_findings(&draft, &resolved, &near, &bib.name());
+        let mut per_citation = record_findings(self, &draft, &resolved, &near, bib);
 
         let mut supports: Vec<Option<Support>> = vec![None; draft.citations.len()];
         match self.recommender {
             Some(rec) => {
-                if !self.score_support(rec, &draft, &resolved, cache, &mut per_citation, &mut supports, &mut notices, stop)? {
+                let found = Found { per_citation: &mut per_citation, supports: &mut supports, notices: &mut notices };
+                if !self.score_support(rec, &draft, &resolved, bib, cache, found, stop)? {
                     return Ok(None);
                 }
             }
+            None if self.library.is_none() => notices.push(NO_LIBRARY.into()),
             None => notices.push("support not scored: record checks only".into()),
         }
 
@@ -209,6 +275,9 @@ impl<'a> Checker<'a> {
                 findings: found,
             });
         }
+        let (missing, unnamed) = missing_bibliographies(file, text, syntax, bib);
+        findings.extend(missing);
+        notices.extend(unnamed);
         findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.range.start.cmp(&b.range.start)));
         Ok(Some(Report { file: file.to_string(), citations, findings, notices }))
     }
@@ -224,7 +293,7 @@ impl<'a> Checker<'a> {
         resolved: &HashMap<String, Resolved>,
         bib: &Bibliography,
         declares: &dyn Fn(&str) -> bool,
-    ) -> Result<(HashMap<String, Vec<String>>, usize)> {
+    ) -> Result<(HashMap<String, Vec<Suggestion>>, usize)> {
         let unknown: Vec<&str> = draft
             .keys()
             .into_iter()
@@ -234,10 +303,11 @@ impl<'a> Checker<'a> {
         if unknown.is_empty() {
             return Ok((near, 0));
         }
-        let papers = self.library.papers();
-        let read_keys: Arc<Vec<String>> = match &self.known_keys {
-            Some(keys) => keys.clone(),
-            None => Arc::new(papers.keys(KEYS_READ)?),
+        let papers = self.library.map(Library::papers);
+        let read_keys: Arc<Vec<String>> = match (&self.known_keys, papers) {
+            (Some(keys), Some(_)) => keys.clone(),
+            (None, Some(papers)) => Arc::new(papers.keys(KEYS_READ)?),
+            (_, None) => Arc::new(Vec::new()),
         };
         let known = read_keys.iter().chain(&bib.declared).map(String::as_str).chain(bib.papers.iter().map(|p| p.key.as_str()));
         let index = rules::KeyIndex::new(known);
@@ -249,7 +319,13 @@ impl<'a> Checker<'a> {
             }
             let found = index.near_misses(key, &mut compared);
             // A key read from the index may belong to a paper since removed.
-            let kept = found.into_iter().filter(|k| declares(k) || papers.paper_by_key(k).ok().flatten().is_some()).map(str::to_string);
+            let kept = found.into_iter().filter_map(|k| {
+                if declares(k) {
+                    return Some(rules::near_miss(k, ""));
+                }
+                let paper = papers?.paper_by_key(k).ok().flatten()?;
+                Some(rules::near_miss(k, &paper.id))
+            });
             near.insert(key.to_string(), kept.collect());
         }
         Ok((near, not_looked_for))
@@ -265,12 +341,12 @@ impl<'a> Checker<'a> {
         rec: &Recommender,
         draft: &Draft,
         resolved: &HashMap<String, Resolved>,
+        bib: &Bibliography,
         cache: &mut SupportCache,
-        per_citation: &mut [Vec<Finding>],
-        supports: &mut [Option<Support>],
-        notices: &mut Vec<String>,
+        found: Found<'_>,
         stop: &dyn Fn() -> bool,
     ) -> Result<bool> {
+        let Found { per_citation, supports, notices } = found;
         let Some(scored_sentences) = score_sentences(rec, draft, resolved, cache, notices, stop)? else { return Ok(false) };
         // What a sentence offers its unknown keys: the same for each of them.
         let mut offered: HashMap<usize, Vec<Suggestion>> = HashMap::new();
@@ -281,9 +357,9 @@ impl<'a> Checker<'a> {
             if let Some(f) =
                 per_citation[i].iter_mut().find(|f| f.kind == Kind::UnknownKey && f.suggestions.iter().all(|s| s.why != finding::RENAMED))
             {
-                for offer in offered.entry(c.sentence).or_insert_with(|| self.offers(scored, "", cited)).iter().cloned() {
+                for offer in offered.entry(c.sentence).or_insert_with(|| self.offers(scored, "", cited, bib)).iter().cloned() {
                     // A near miss that also fits the sentence is said once, with its paper.
-                    match f.suggestions.iter_mut().find(|s| s.key == offer.key) {
+                    match f.suggestions.iter_mut().find(|s| s.key == offer.key || (!s.id.is_empty() && s.id == offer.id)) {
                         Some(s) => {
                             s.why = format!("{}, {}", s.why, offer.why);
                             (s.id, s.title, s.support, s.evidence) = (offer.id, offer.title, offer.support, offer.evidence);
@@ -311,7 +387,7 @@ impl<'a> Checker<'a> {
                     "check that the paper says what the sentence claims; the papers below fit it better",
                 );
                 f.best_match = self.best_match(&record.id, &record.abstract_text, scored);
-                f.suggestions = self.offers(scored, &record.id, cited);
+                f.suggestions = self.offers(scored, &record.id, cited, bib);
                 per_citation[i].push(f);
             }
         }
@@ -320,21 +396,22 @@ impl<'a> Checker<'a> {
 
     /// The sentence's best papers (other than `id` and `cited`), with their
     /// support and what others cited them for.
-    fn offers(&self, scored: &Scored, id: &str, cited: &[String]) -> Vec<Suggestion> {
+    fn offers(&self, scored: &Scored, id: &str, cited: &[String], bib: &Bibliography) -> Vec<Suggestion> {
+        let Some(library) = self.library else { return Vec::new() };
         let mut offers: Vec<Suggestion> = scored
             .alternatives(id, cited)
             .into_iter()
             .take(SUGGESTED)
             .filter_map(|alt| {
-                let paper = self.library.papers().paper_by_id(alt).ok().flatten()?;
+                let paper = library.papers().paper_by_id(alt).ok().flatten()?;
                 let support = scored.support(alt, cited).map(|s| s.score);
-                let evidence = self
-                    .library
+                let evidence = library
                     .evidence()
                     .spans_citing(alt, &scored.span_terms, 2, &[])
                     .map(|spans| spans.into_iter().map(|s| s.text).collect())
                     .unwrap_or_default();
-                Some(Suggestion { key: paper.key, id: paper.id, title: paper.title, why: finding::FITS.into(), support, evidence })
+                let key = self.key_for(&paper, bib);
+                Some(Suggestion { key, id: paper.id, title: paper.title, why: finding::FITS.into(), support, evidence })
             })
             .collect();
         offers.sort_by(|a, b| b.support.unwrap_or(0.0).total_cmp(&a.support.unwrap_or(0.0)));
@@ -344,7 +421,7 @@ impl<'a> Checker<'a> {
     /// What others cited paper `id` for that best matches the sentence,
     /// else its abstract's best-matching sentence.
     fn best_match(&self, id: &str, abstract_text: &str, scored: &Scored) -> Option<String> {
-        let spans = self.library.evidence().spans_citing(id, &scored.span_terms, 1, &[]).unwrap_or_default();
+        let spans = self.library.map(|l| l.evidence().spans_citing(id, &scored.span_terms, 1, &[]).unwrap_or_default()).unwrap_or_default();
         if let Some(span) = spans.into_iter().next() {
             let sentence = span.sources.first().map(|s| s.sentence.clone()).unwrap_or_else(|| span.text.clone());
             return Some(format!("cited for: “{sentence}”"));
@@ -375,13 +452,15 @@ fn draft_notices(file: &str, draft: &Draft) -> Vec<String> {
 }
 
 /// Each citation's record findings: an unknown key (with its near misses),
-/// a mismatched entry (at the key's first citation), a retracted paper; and
-/// the duplicates, at the first citation of the key to drop.
+/// a key the bibliography lacks though the library has it, a mismatched
+/// entry (at the key's first citation), a retracted paper; and the
+/// duplicates, at the first citation of the key to drop.
 fn record_findings(
+    checker: &Checker,
     draft: &Draft,
     resolved: &HashMap<String, Resolved>,
-    near: &HashMap<String, Vec<String>>,
-    bib_name: &str,
+    near: &HashMap<String, Vec<Suggestion>>,
+    bib: &Bibliography,
 ) -> Vec<Vec<Finding>> {
     let mut per_citation: Vec<Vec<Finding>> = vec![Vec::new(); draft.citations.len()];
     // The first citation of each key.
@@ -394,9 +473,11 @@ fn record_findings(
             first_of.insert(c.key.as_str(), i);
             firsts.push(c);
         }
-        per_citation[i].extend(rules::unknown_key(c, r, bib_name, near.get(&c.key).map_or(&[][..], Vec::as_slice)));
+        let near_misses = near.get(&c.key).map_or(&[][..], Vec::as_slice);
+        per_citation[i].extend(rules::unknown_key(c, r, bib, checker.library.is_some(), near_misses));
+        per_citation[i].extend(checker.not_in_bibliography(c, r, bib));
         if first {
-            per_citation[i].extend(rules::mismatch(c, r, bib_name));
+            per_citation[i].extend(rules::mismatch(c, r, bib));
         }
         per_citation[i].extend(rules::retracted(c, r));
     }
@@ -462,6 +543,47 @@ fn score_sentences(
 /// the number of keys of the sentence.
 fn cited_near(scored: &Scored, cited: &[String]) -> Vec<String> {
     cited.iter().filter(|id| scored.top.contains(id) || scored.works.values().any(|records| records.contains(id))).cloned().collect()
+}
+
+/// The bibliography files that do not exist: a finding where the draft
+/// names each (LaTeX finds none of the draft's citations there), and a
+/// notice for one it does not name (the default beside it, one given).
+fn missing_bibliographies(file: &str, text: &str, syntax: CiteSyntax, bib: &Bibliography) -> (Vec<Finding>, Vec<String>) {
+    let mut findings = Vec::new();
+    let mut notices = Vec::new();
+    let mut names = None;
+    for f in bib.missing() {
+        let names = names.get_or_insert_with(|| crate::corpus::bibliography_names::bibliography_names(text, syntax));
+        match names.iter().find(|n| n.file == f.name) {
+            Some(n) => findings.push(missing_file(text, n, f)),
+            None => notices.push(format!(
+                "{file}: no bibliography: {} does not exist, so LaTeX finds none of the draft's citations",
+                f.path.display()
+            )),
+        }
+    }
+    (findings, notices)
+}
+
+/// A bibliography file the draft names (`n`) that does not exist.
+fn missing_file(text: &str, n: &crate::corpus::bibliography_names::BibliographyName, f: &BibFile) -> Finding {
+    let before = &text[..n.range.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
+    Finding {
+        kind: Kind::MissingBibliography,
+        severity: Severity::Error,
+        key: n.written.clone(),
+        line,
+        column,
+        range: n.range.clone(),
+        message: format!("`{}` does not exist ({}): LaTeX will find none of the draft's citations in it", f.name, f.path.display()),
+        fix: "create it (adding an entry from the library does), or name the file that holds the draft's entries".into(),
+        suggestions: Vec::new(),
+        library_title: None,
+        keep: None,
+        best_match: None,
+    }
 }
 
 /// A sentence as a reader says it: citation markup removed, and no space

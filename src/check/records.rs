@@ -9,29 +9,71 @@ use crate::corpus::Paper;
 use crate::error::Result;
 use crate::index::paper_index::{KeyStatus, PaperIndex};
 
-/// A draft's bibliography as read.
+/// A draft's bibliography as read: what LaTeX will find its citations in.
 #[derive(Debug, Clone, Default)]
 pub struct Bibliography {
-    /// The file (none: the draft names none and none is given).
+    /// The first file (where entries are added; none: no file, such as a
+    /// bibliography refused or given as text).
     pub path: Option<PathBuf>,
-    /// Its entries read as papers.
+    /// Its entries read as papers (the first of a key, over its files).
     pub papers: Vec<Paper>,
     /// Every key it declares, read or not (an entry without a title is not
     /// read as a paper).
     pub declared: HashSet<String>,
+    /// Its files, in order, each as the draft names it and whether it is
+    /// there (empty: no file is known, as for [`Bibliography::parse`]).
+    pub files: Vec<BibFile>,
+}
+
+/// One file of a bibliography.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BibFile {
+    /// As the draft names it (`refs.bib`), or the file's own name.
+    pub name: String,
+    pub path: PathBuf,
+    /// It exists (else LaTeX finds nothing in it).
+    pub found: bool,
 }
 
 impl Bibliography {
     /// Reads a BibTeX file (within the one-file budget); a file that does
-    /// not exist reads as empty.
+    /// not exist reads as empty, and is said missing.
     pub fn read(path: &std::path::Path) -> Result<Bibliography> {
-        if !path.exists() {
-            return Ok(Bibliography { path: Some(path.to_path_buf()), ..Bibliography::default() });
+        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        Bibliography::read_files(&[(name, path.to_path_buf())])
+    }
+
+    /// Reads the files a draft names (each: its name as the draft writes
+    /// it, and its path), in order; a file that does not exist reads as
+    /// empty, and is said missing.
+    pub fn read_files(files: &[(String, PathBuf)]) -> Result<Bibliography> {
+        let mut texts = Vec::with_capacity(files.len());
+        for (name, path) in files {
+            let text = if path.exists() {
+                let bytes = crate::corpus::source::read_bytes(path)?;
+                Some(crate::corpus::source::decode_text(&bytes).text)
+            } else {
+                None
+            };
+            texts.push((name.clone(), path.clone(), text));
         }
-        let bytes = crate::corpus::source::read_bytes(path)?;
-        let mut bib = Bibliography::parse(&crate::corpus::source::decode_text(&bytes).text);
-        bib.path = Some(path.to_path_buf());
-        Ok(bib)
+        Ok(Bibliography::of_files(texts))
+    }
+
+    /// The bibliography of files already read (each: its name, its path and
+    /// its text; none: it does not exist).
+    pub fn of_files(files: Vec<(String, PathBuf, Option<String>)>) -> Bibliography {
+        let mut bib = Bibliography { path: files.first().map(|(_, p, _)| p.clone()), ..Bibliography::default() };
+        let mut keys = HashSet::new();
+        for (name, path, text) in files {
+            if let Some(text) = &text {
+                let part = Bibliography::parse(text);
+                bib.papers.extend(part.papers.into_iter().filter(|p| keys.insert(p.key.clone())));
+                bib.declared.extend(part.declared);
+            }
+            bib.files.push(BibFile { name, path, found: text.is_some() });
+        }
+        bib
     }
 
     /// The entries of a BibTeX text.
@@ -44,7 +86,7 @@ impl Bibliography {
                 EntryOutcome::Skipped { .. } => None,
             })
             .collect();
-        Bibliography { path: None, papers, declared: declared_keys(text) }
+        Bibliography { path: None, papers, declared: declared_keys(text), files: Vec::new() }
     }
 
     pub fn entry(&self, key: &str) -> Option<&Paper> {
@@ -65,9 +107,29 @@ impl Bibliography {
         self.declared.contains(key) || self.entry(key).is_some()
     }
 
-    /// The file's name as said in messages.
+    /// The file's name as said in messages (its files, when it has more
+    /// than one).
     pub fn name(&self) -> String {
+        if self.files.len() > 1 {
+            return self.files.iter().map(|f| f.path.display().to_string()).collect::<Vec<_>>().join(" and ");
+        }
         self.path.as_ref().map_or_else(|| "the bibliography".into(), |p| p.display().to_string())
+    }
+
+    /// What LaTeX will read is known: files were named or given, or a
+    /// bibliography's text (not the stand-in for one refused or unknown).
+    pub fn known(&self) -> bool {
+        self.path.is_some() || !self.files.is_empty() || !self.papers.is_empty() || !self.declared.is_empty()
+    }
+
+    /// Its files that do not exist.
+    pub fn missing(&self) -> impl Iterator<Item = &BibFile> {
+        self.files.iter().filter(|f| !f.found)
+    }
+
+    /// None of its files exists (it has files).
+    pub fn none_found(&self) -> bool {
+        !self.files.is_empty() && self.files.iter().all(|f| !f.found)
     }
 }
 
@@ -95,14 +157,18 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    pub fn of(key: &str, bib: &Bibliography, papers: &PaperIndex) -> Result<Resolved> {
+    pub fn of(key: &str, bib: &Bibliography, papers: Option<&PaperIndex>) -> Result<Resolved> {
         Resolved::with_entry(key, bib.entry(key), bib.declares(key), papers)
     }
 
     /// [`Resolved::of`] with the bibliography's entry of `key` and whether
-    /// it declares the key, as the caller looked them up.
-    pub fn with_entry(key: &str, entry: Option<&Paper>, declared: bool, papers: &PaperIndex) -> Result<Resolved> {
+    /// it declares the key, as the caller looked them up (no library: no
+    /// record, and the key's status unknown).
+    pub fn with_entry(key: &str, entry: Option<&Paper>, declared: bool, papers: Option<&PaperIndex>) -> Result<Resolved> {
         let entry = entry.cloned();
+        let Some(papers) = papers else {
+            return Ok(Resolved { key: key.to_string(), declared, entry, record: None, by_doi: false, status: KeyStatus::Unknown });
+        };
         let by_doi_record = match entry.as_ref().filter(|e| !e.doi.is_empty()) {
             Some(e) => papers.paper_by_doi(&e.doi)?,
             None => None,

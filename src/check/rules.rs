@@ -1,6 +1,7 @@
-//! The record checks of a citation: unknown keys (with near-misses),
-//! mismatched entries, duplicated works and retracted papers. Pure: every
-//! key is resolved before ([`super::records`]).
+//! The record checks of a citation: unknown keys (with near-misses), keys
+//! the bibliography lacks though the library has them, mismatched entries,
+//! duplicated works and retracted papers. Pure: every key is resolved
+//! before ([`super::records`]).
 //!
 //! Each rule costs a draft's citations once: near misses are looked up in
 //! the known keys of about the cited key's length ([`KeyIndex`]), and
@@ -12,8 +13,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::citing::Citation;
-use super::finding::{Finding, Kind, Severity, Suggestion, NEAR_MISS, RENAMED};
-use super::records::Resolved;
+use super::finding::{Finding, Kind, Severity, Suggestion, FROM_LIBRARY, IN_BIBLIOGRAPHY, NEAR_MISS, RENAMED};
+use super::records::{Bibliography, Resolved};
 use crate::corpus::work::{
     first_authors_agree, fold, is_preprint, same_work, title_key, titles_agree, years_agree, Strictness, MIN_TITLE_CHARS,
 };
@@ -50,13 +51,52 @@ pub fn shown(key: &str) -> Cow<'_, str> {
     Cow::Owned(key.chars().map(|c| if c.is_control() { c.escape_unicode().to_string() } else { c.to_string() }).collect())
 }
 
+/// The bibliography as a message names it: its files, and that none of
+/// them exists when so.
+fn bib_said(bib: &Bibliography) -> String {
+    let name = bib.name();
+    match bib.files.len() {
+        _ if !bib.none_found() => name,
+        1 => format!("{name}, which does not exist"),
+        _ => format!("{name}, which do not exist"),
+    }
+}
+
+/// A near miss offered for an unknown key: a key of the bibliography, or
+/// of the library (with its record's id).
+pub fn near_miss(key: &str, id: &str) -> Suggestion {
+    Suggestion {
+        key: key.to_string(),
+        id: id.to_string(),
+        title: String::new(),
+        why: NEAR_MISS.into(),
+        support: None,
+        evidence: Vec::new(),
+    }
+}
+
 /// An unknown key's finding (its renamed key, else `near_misses`, as
-/// suggestions); none when the key is known.
-pub fn unknown_key(c: &Citation, r: &Resolved, bib_name: &str, near_misses: &[String]) -> Option<Finding> {
+/// suggestions); none when the key is known. Without a library (`library`
+/// false), a key the bibliography lacks is unknown.
+pub fn unknown_key(c: &Citation, r: &Resolved, bib: &Bibliography, library: bool, near_misses: &[Suggestion]) -> Option<Finding> {
     if !r.unknown() {
         return None;
     }
     let key = shown(&c.key);
+    let bib_name = bib_said(bib);
+    if !library {
+        let mut f = at(
+            c,
+            Kind::UnknownKey,
+            Severity::Error,
+            format!("`{key}` is not in {bib_name}"),
+            "add its entry to the bibliography, or cite a key it holds (near misses below)",
+        );
+        f.suggestions = near_misses.to_vec();
+        return Some(f);
+    }
+    // "in neither refs.bib, which does not exist, nor the library"
+    let bib_name = if bib.none_found() { format!("{bib_name},") } else { bib_name };
     if let KeyStatus::Renamed(new) = &r.status {
         let mut f = at(
             c,
@@ -82,18 +122,42 @@ pub fn unknown_key(c: &Citation, r: &Resolved, bib_name: &str, near_misses: &[St
         format!("`{key}` is in neither {bib_name} nor the library"),
         "replace it with a key the library knows (suggestions below), or import its paper",
     );
-    f.suggestions = near_misses
-        .iter()
-        .map(|k| Suggestion {
-            key: k.clone(),
-            id: String::new(),
-            title: String::new(),
-            why: NEAR_MISS.into(),
-            support: None,
-            evidence: Vec::new(),
-        })
-        .collect();
+    f.suggestions = near_misses.to_vec();
     Some(f)
+}
+
+/// A key the bibliography (`bib`, whose files are known) lacks though the
+/// library has its record: LaTeX will not find it. The fix: cite the key
+/// the bibliography has for the same paper (`in_bib`, by DOI), else add the
+/// record's entry from the library under `write_key` (a suggestion whose
+/// `why` is [`FROM_LIBRARY`]).
+pub fn not_in_bibliography(c: &Citation, record: &Paper, bib: &Bibliography, in_bib: Option<&str>, write_key: &str) -> Finding {
+    let key = shown(&c.key);
+    let message = format!("`{key}` is not in {}, so LaTeX will not find it; the library has it (“{}”)", bib_said(bib), record.title);
+    let offer = |key: &str, why: &str| Suggestion {
+        key: key.to_string(),
+        id: record.id.clone(),
+        title: record.title.clone(),
+        why: why.to_string(),
+        support: None,
+        evidence: Vec::new(),
+    };
+    if let Some(other) = in_bib {
+        let fix = format!("cite it as `{}`, its key in the bibliography", shown(other));
+        let mut f = at(c, Kind::NotInBibliography, Severity::Error, message, fix);
+        f.suggestions.push(offer(other, IN_BIBLIOGRAPHY));
+        return f;
+    }
+    let file = bib.path.as_ref().map_or_else(|| "the bibliography".to_string(), |p| p.display().to_string());
+    let fix = if write_key == c.key {
+        format!("add it from the library: its entry goes to {file}")
+    } else {
+        let new = shown(write_key);
+        format!("add it from the library: its entry goes to {file} as `{new}`, and the citation becomes `{new}`")
+    };
+    let mut f = at(c, Kind::NotInBibliography, Severity::Error, message, fix);
+    f.suggestions.push(offer(write_key, FROM_LIBRARY));
+    f
 }
 
 /// The edits a near miss of a key of `len` characters may be off by.
@@ -187,13 +251,14 @@ fn bag_bound(typed: &[i32; 64], key: &str) -> usize {
 /// The entry and the library's record of its DOI disagree: on the title
 /// (an error: the DOI names another paper, the pattern of a fabricated
 /// reference), else on the year or the first author (warnings).
-pub fn mismatch(c: &Citation, r: &Resolved, bib_name: &str) -> Option<Finding> {
+pub fn mismatch(c: &Citation, r: &Resolved, bib: &Bibliography) -> Option<Finding> {
     let (Some(entry), Some(record)) = (&r.entry, &r.record) else { return None };
     if !r.by_doi {
         return None;
     }
     let doi = &entry.doi;
     let key = shown(&c.key);
+    let bib_name = bib.name();
     if !titles_agree(&entry.title, &record.title) {
         let mut f = at(
             c,

@@ -205,7 +205,7 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         if remove(lib_dir)? {
             println!("removed the adapted weights of {}; the default weights are used again", lib_dir.display());
             let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
-            super::import::embed_papers(&Library::open(lib_dir)?, &models)?;
+            super::vectors::compute(&Library::open(lib_dir)?, &models, super::vectors::Plan::DENSE)?;
         } else {
             println!("{} has no adapted weights", lib_dir.display());
         }
@@ -241,7 +241,7 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         o.best.mrr
     );
     let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
-    super::import::embed_papers(&lib, &models)?;
+    super::vectors::compute(&lib, &models, super::vectors::Plan::DENSE)?;
     println!("done in {:.1} min; `citewise adapt --remove` goes back to the default weights", t0.elapsed().as_secs_f64() / 60.0);
     Ok(())
 }

@@ -652,7 +652,7 @@ fn bench_evidence(library: Option<&std::path::Path>, paths: &[PathBuf]) -> Resul
         "spans": s.stats.spans,
         "seconds": seconds,
         "documents_per_s": documents as f64 / seconds.max(1e-9),
-        "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "threads": crate::util::cores(),
         "peak_rss_mb": crate::util::peak_rss_bytes().unwrap_or(0) as f64 / 1048576.0,
     });
     drop(lib);

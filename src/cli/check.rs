@@ -1,5 +1,7 @@
-//! `citewise check`: a draft's citations against its bibliography, the
-//! library and the evidence.
+//! `citewise check`: a draft's citations against the bibliography LaTeX
+//! will read (the files the draft names, through `draft::Document`), the
+//! library and the evidence; without a library, against the bibliography
+//! alone.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,8 +10,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::check::{Bibliography, Checker, Report, SupportCache};
-use crate::corpus::citation_markup::CiteSyntax;
+use crate::check::{Bibliography, Checker, KeyOf, Report, SupportCache};
+use crate::draft::Document;
+use crate::export::keys::KeyStyle;
 use crate::library::Library;
 use crate::pipeline::{Models, Recommender};
 use crate::util::printable;
@@ -32,24 +35,32 @@ pub struct CheckArgs {
     pub no_support: bool,
 }
 
-/// Runs the check; the exit code: 0 clean, 1 findings at warning or above.
-pub fn run(lib: &Arc<Library>, a: &CheckArgs, models: &Models) -> Result<u8> {
+/// The library a check reads, or why there is none (the check then reads
+/// the bibliography alone).
+pub type LibraryOf = std::result::Result<Arc<Library>, String>;
+
+/// Runs the check (keys written in `key_style`, as export writes them);
+/// the exit code: 0 clean, 1 findings at warning or above.
+pub fn run(lib: &LibraryOf, a: &CheckArgs, models: &Models, key_style: KeyStyle) -> Result<u8> {
     let bytes = crate::corpus::source::read_bytes(&a.draft).with_context(|| format!("reading {}", a.draft.display()))?;
     let text = crate::corpus::source::decode_text(&bytes).text;
-    let syntax = CiteSyntax::for_file(&a.draft);
-    let bib_path = match &a.bib {
-        Some(b) if !b.is_file() => anyhow::bail!("{}: no such bibliography file", b.display()),
-        Some(b) => b.clone(),
-        None => named_bibliography(&a.draft, &text)?,
+    let doc = Document::of_file(&std::path::absolute(&a.draft).unwrap_or_else(|_| a.draft.clone()), text, None);
+    let bib = bibliography(&doc, a)?;
+    let recommender = match lib {
+        Ok(lib) if !a.no_support => Some(Recommender::new(lib.clone(), models)),
+        _ => None,
     };
-    let bib = Bibliography::read(&bib_path).with_context(|| format!("reading {}", bib_path.display()))?;
-    let recommender = (!a.no_support).then(|| Recommender::new(lib.clone(), models));
-    let checker = match &recommender {
-        Some(rec) => Checker::with_support(rec),
-        None => Checker::new(lib),
+    let checker = match (&recommender, lib) {
+        (Some(rec), _) => Checker::with_support(rec),
+        (None, Ok(lib)) => Checker::new(lib),
+        (None, Err(_)) => Checker::without_library(),
     };
+    let checker = checker.keyed_by(export_keys(bib.path.clone(), key_style));
     let file = a.draft.display().to_string();
-    let report = checker.check(&file, &text, syntax, &bib, &mut SupportCache::default())?;
+    let mut report = checker.check(&file, &doc.text, doc.syntax, &bib, &mut SupportCache::default())?;
+    if let Err(why) = lib {
+        report.notices.push(why.clone());
+    }
     if a.json {
         // Machine-readable: never through the colour adapter, which strips
         // bytes; written as it is made, not kept whole in memory first.
@@ -66,13 +77,32 @@ pub fn run(lib: &Arc<Library>, a: &CheckArgs, models: &Models) -> Result<u8> {
     Ok(report.exit_code() as u8)
 }
 
-/// The bibliography the draft names (inside its folder), else
-/// `references.bib` beside it.
-fn named_bibliography(draft: &std::path::Path, text: &str) -> Result<PathBuf> {
-    let abs = std::path::absolute(draft).with_context(|| format!("{}: no such path", draft.display()))?;
-    let url = lsp_types::Url::from_file_path(&abs).map_err(|()| anyhow::anyhow!("{}: not a file path", abs.display()))?;
-    let doc = crate::lsp::documents::Document::new(url, "", text.to_string(), 0);
-    doc.bibliography().map_err(|refused| anyhow::anyhow!("{}: {refused}; give one with --bib", draft.display()))
+/// The bibliography LaTeX will read: `--bib`, else every file the draft
+/// names (inside its folder), else `references.bib` beside it; a file that
+/// does not exist reads as empty and is said missing.
+fn bibliography(doc: &Document, a: &CheckArgs) -> Result<Bibliography> {
+    let files: Vec<(String, PathBuf)> = match &a.bib {
+        Some(b) if !b.is_file() => anyhow::bail!("{}: no such bibliography file", b.display()),
+        Some(b) => vec![(b.file_name().map_or_else(|| b.display().to_string(), |n| n.to_string_lossy().into_owned()), b.clone())],
+        None => doc
+            .bibliographies()
+            .into_iter()
+            .map(|f| match f.path {
+                Ok(path) => Ok((f.name, path)),
+                Err(refused) => Err(anyhow::anyhow!("{}: {refused}; give one with --bib", a.draft.display())),
+            })
+            .collect::<Result<_>>()?,
+    };
+    Bibliography::read_files(&files).with_context(|| format!("reading the bibliography of {}", a.draft.display()))
+}
+
+/// The key export writes for a paper in `file` (its key there when it
+/// holds the paper, else the key it would get in `key_style`).
+fn export_keys(file: Option<PathBuf>, key_style: KeyStyle) -> KeyOf {
+    Arc::new(move |p: &crate::corpus::Paper| {
+        let planned = file.as_deref().and_then(|f| crate::export::bibfile::planned_keys(f, std::slice::from_ref(p), key_style).ok());
+        planned.and_then(|k| k.into_iter().next()).unwrap_or_else(|| crate::export::keys::base_key(p, key_style))
+    })
 }
 
 /// Findings one per line (`file:line:column: severity: kind: message`),

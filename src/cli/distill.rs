@@ -101,7 +101,7 @@ pub fn run(lib_dir: &Path, a: &DistillArgs) -> Result<()> {
     let teacher = BiEncoder::load(CITATION_ENCODER, &backend.device)?;
     let config = student_config(teacher.dim());
     let words = WordVectors::load_named(config.word_vectors_name())?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = crate::util::cores();
 
     let bars = Bars::new();
     let sample = SampleOptions { papers: a.papers, val: a.val_papers, seed: a.seed };
@@ -150,7 +150,7 @@ pub fn run(lib_dir: &Path, a: &DistillArgs) -> Result<()> {
     );
     if !a.no_embed {
         let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
-        super::import::embed_student(&lib, &models)?;
+        super::vectors::compute(&lib, &models, super::vectors::Plan::STAND_INS)?;
     }
     println!("done in {:.1} min; `citewise distill --remove` removes the student", t0.elapsed().as_secs_f64() / 60.0);
     Ok(())

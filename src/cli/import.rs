@@ -65,6 +65,10 @@ pub struct ImportArgs {
 
 pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     let t = Instant::now();
+    // No library is made until a paper is: one this run makes and leaves
+    // empty (a path with a typo, no Zotero) is taken away when it ends.
+    let _unmade = crate::library::Unmade::at(dir)
+        .telling(|dir| eprintln!("note: no paper was imported, so no library was made at {}", dir.display()));
     let lib = Library::open_or_create(dir)?;
     super::hold_for_writing(&lib)?;
     if let Some(zotero) = &a.zotero {
@@ -98,16 +102,14 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
         bar.finish_and_clear();
         print_evidence_summary(&s, a.all_skips);
         if !a.no_embed {
-            encode_spans(&lib, models)?;
+            super::vectors::compute(&lib, models, super::vectors::Plan::SPANS)?;
         }
         return Ok(());
     }
     let summary = import(&lib, &a.paths, ImportOptions { force: a.force }, &ImportBar::new())?;
     print_summary(&summary, a.all_skips);
     if !a.no_embed {
-        embed_papers(&lib, models)?;
-        embed_student(&lib, models)?;
-        embed_citation(&lib, models, CitationVectors::KeepCurrent)?;
+        super::vectors::compute(&lib, models, super::vectors::Plan::IMPORT)?;
     }
     println!(
         "library {} now holds {} ({:.1} s)",
@@ -145,14 +147,9 @@ fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> 
     let s = crate::library::zotero::sync(lib, &dir, &options, &make_key)?;
     print_zotero_summary(&s, a.all_skips);
     if !a.no_embed {
-        if s.added + s.updated > 0 {
-            embed_papers(lib, models)?;
-            embed_student(lib, models)?;
-            embed_citation(lib, models, CitationVectors::KeepCurrent)?;
-        }
-        if s.pdfs_read > 0 {
-            encode_spans(lib, models)?;
-        }
+        let papers = if s.added + s.updated > 0 { super::vectors::Plan::IMPORT } else { super::vectors::Plan::NONE };
+        let spans = if s.pdfs_read > 0 { super::vectors::Plan::SPANS } else { super::vectors::Plan::NONE };
+        super::vectors::compute(lib, models, papers.and(spans))?;
     }
     println!(
         "library {} now holds {} ({:.1} s)",
@@ -207,154 +204,11 @@ fn readiness(lib: &Library, models: &Models) -> Result<Option<String>> {
     );
     let rest = papers.saturating_sub(own);
     if rest > 0 {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let cores = crate::util::cores() as f64;
         let minutes = rest as f64 / (CITATION_PAPERS_PER_CORE * cores) / 60.0;
         line.push_str(&format!("; `citewise embed` computes the encoder's own for the other {rest} in about {minutes:.0} min"));
     }
     Ok(Some(line))
-}
-
-/// Encodes the evidence spans that have no saved vector for the semantic
-/// ranking of evidence (resumable; a notice without the citation bi-encoder).
-pub fn encode_spans(lib: &Library, models: &Models) -> Result<()> {
-    let semantic = match models.span_cosines() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("note: evidence span vectors not computed ({e}); evidence is ranked by its words only");
-            return Ok(());
-        }
-    };
-    let t = Instant::now();
-    let bar = super::progress::count_bar(lib.evidence().num_spans(), "encoding evidence spans");
-    let before = semantic.encoded();
-    semantic.warm(lib, &|done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    })?;
-    bar.finish_and_clear();
-    let n = semantic.encoded() - before;
-    if n > 0 {
-        println!("evidence span vectors: {n} spans encoded ({:.1} s)", t.elapsed().as_secs_f64());
-    }
-    Ok(())
-}
-
-/// Encodes the papers that have no current vector for the dense channel.
-/// Without the encoder's files this is a notice (BM25 and evidence still
-/// work).
-pub fn embed_papers(lib: &Library, models: &Models) -> Result<()> {
-    let encoder = match models.hatten() {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("note: dense vectors not computed ({e}); BM25 and evidence channels still work");
-            return Ok(());
-        }
-    };
-    let t = Instant::now();
-    let bar = super::progress::count_bar(0, "embedding papers");
-    let s = crate::library::embed::embed_library(lib, &encoder, &|n| bar.set_length(n), &|k| bar.inc(k))?;
-    if let Some(note) = &s.repaired {
-        eprintln!("note: {}", printable(&note.to_string()));
-    }
-    bar.finish_and_clear();
-    if s.embedded > 0 {
-        println!(
-            "dense vectors: {} papers encoded, {} already current ({:.1} s, {:.0} papers/s, {})",
-            s.embedded,
-            s.kept,
-            t.elapsed().as_secs_f64(),
-            s.embedded as f64 / t.elapsed().as_secs_f64(),
-            encoder.backend
-        );
-    }
-    Ok(())
-}
-
-/// Writes the student's stand-in vectors (citation channel) for the papers
-/// that have no vector of the citation encoder's own, when the library has
-/// a student (`citewise distill`).
-pub fn embed_student(lib: &Library, models: &Models) -> Result<()> {
-    let weights = crate::library::student::student_weights(lib.dir())?;
-    let teacher = match models.citation_encoder() {
-        Ok(e) => e.fingerprint(),
-        Err(e) => {
-            eprintln!("note: stand-in citation vectors not computed ({e})");
-            return Ok(());
-        }
-    };
-    let backend = models.backend();
-    let student = crate::neural::encoder::HattenEncoder::from_weights(weights, &backend.device)?;
-    let t = Instant::now();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let bar = super::progress::count_bar(0, "encoding papers (student)");
-    let s = crate::library::embed::embed_student_vectors(lib, &student, &teacher, threads, &|n| bar.set_length(n), &|k| bar.inc(k))?;
-    if let Some(note) = &s.repaired {
-        eprintln!("note: {}", printable(&note.to_string()));
-    }
-    bar.finish_and_clear();
-    if s.embedded > 0 {
-        println!(
-            "stand-in citation vectors: {} encoded by the student, {} already current ({:.1} s, {:.0} papers/s, {})",
-            counted(s.embedded, "paper"),
-            s.kept,
-            t.elapsed().as_secs_f64(),
-            s.embedded as f64 / t.elapsed().as_secs_f64(),
-            counted(threads, "thread"),
-        );
-    }
-    Ok(())
-}
-
-/// When to compute the citation channel's paper vectors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CitationVectors {
-    /// For every paper that has none (`citewise embed`).
-    All,
-    /// Only in a library that has them already (an import adds the new
-    /// papers'); otherwise a hint naming `citewise embed`.
-    KeepCurrent,
-}
-
-/// Encodes the papers that have no current vector under the citation
-/// bi-encoder (the citation channel; resumable, on every core).
-pub fn embed_citation(lib: &Library, models: &Models, when: CitationVectors) -> Result<()> {
-    if when == CitationVectors::KeepCurrent && !crate::index::vectors::VectorStore::exists(&lib.citation_vectors_dir()) {
-        if crate::index::vectors::VectorStore::exists(&lib.student_vectors_dir()) {
-            eprintln!(
-                "note: the citation channel answers with the student's stand-in vectors; `citewise embed` replaces them with the \
-                 citation encoder's own (better, about 47 papers/s on 2 cores)"
-            );
-        } else if lib.papers().num_papers() > 0 {
-            eprintln!("note: `citewise embed` adds the citation channel (papers found by meaning); it encodes every paper once");
-        }
-        return Ok(());
-    }
-    let encoder = match models.citation_encoder() {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("note: citation vectors not computed ({e}); BM25 and evidence channels still work");
-            return Ok(());
-        }
-    };
-    let t = Instant::now();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let bar = super::progress::count_bar(0, "encoding papers (citation channel)");
-    let s = crate::library::embed::embed_citation_vectors(lib, &encoder, threads, &|n| bar.set_length(n), &|k| bar.inc(k))?;
-    if let Some(note) = &s.repaired {
-        eprintln!("note: {}", printable(&note.to_string()));
-    }
-    bar.finish_and_clear();
-    if s.embedded > 0 {
-        println!(
-            "citation vectors: {} encoded, {} already current ({:.1} s, {:.1} papers/s, {})",
-            counted(s.embedded, "paper"),
-            s.kept,
-            t.elapsed().as_secs_f64(),
-            s.embedded as f64 / t.elapsed().as_secs_f64(),
-            counted(threads, "thread"),
-        );
-    }
-    Ok(())
 }
 
 pub fn print_summary(s: &ImportSummary, all_skips: bool) {

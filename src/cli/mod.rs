@@ -15,6 +15,7 @@ mod recommend;
 pub mod style;
 mod train;
 mod train_reranker;
+mod vectors;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -150,7 +151,18 @@ pub fn main() -> Result<std::process::ExitCode> {
     }
     if let Some(Command::Check(a)) = &cli.command {
         let models = Models::installed().for_library(library_dir(&cli).ok());
-        return Ok(check::run(&open_library(&cli)?, a, &models)?.into());
+        // No library: the draft is checked against its bibliography alone.
+        let library = match library_dir(&cli).map(|dir| Library::open(&dir)) {
+            Ok(Ok(lib)) => Ok(Arc::new(lib)),
+            Ok(Err(crate::error::Error::Missing(why))) => Err(why),
+            Ok(Err(e)) => return Err(e.into()),
+            Err(e) => Err(e.to_string()),
+        };
+        let config = match cli.config.clone().or_else(crate::dirs::config_file) {
+            Some(path) => crate::tui::config::Config::load(&path)?,
+            None => crate::tui::config::Config::default(),
+        };
+        return Ok(check::run(&library, a, &models, config.key_style)?.into());
     }
     run(&cli).map(|()| std::process::ExitCode::SUCCESS)
 }
@@ -175,15 +187,7 @@ fn run(cli: &Cli) -> Result<()> {
         Some(Command::Embed(a)) => {
             let lib = open_library(cli)?;
             hold_for_writing(&lib)?;
-            if !a.fast {
-                import::encode_spans(&lib, &models)?;
-            }
-            import::embed_papers(&lib, &models)?;
-            import::embed_student(&lib, &models)?;
-            if a.fast {
-                return Ok(());
-            }
-            import::embed_citation(&lib, &models, import::CitationVectors::All)
+            vectors::compute(&lib, &models, if a.fast { vectors::Plan::FAST } else { vectors::Plan::EMBED })
         }
         None => editor(cli, models),
     }
@@ -221,26 +225,34 @@ fn editor(cli: &Cli, mut models: Models) -> Result<()> {
     Ok(())
 }
 
-/// `citewise` with no file: on a first run (no library yet), what to do
-/// next; otherwise the help.
+/// `citewise` with no file: on a first run (no library yet, or one that
+/// holds no paper), what to do next; otherwise the help.
 fn first_steps(cli: &Cli) -> Result<()> {
     let dir = library_dir(cli)?;
-    match Library::open(&dir) {
-        Err(crate::Error::Missing(_)) => {
-            print!("{}", first_run_message(&dir));
-            Ok(())
-        }
-        _ => {
+    let welcome = match Library::open(&dir) {
+        Err(crate::Error::Missing(_)) => Some(first_run_message(&dir)),
+        Ok(lib) if lib.papers().num_papers() == 0 => Some(welcome_message(&dir, true)),
+        _ => None,
+    };
+    match welcome {
+        Some(message) => print!("{message}"),
+        None => {
             Cli::command().print_help()?;
             println!();
-            Ok(())
         }
     }
+    Ok(())
 }
 
 /// The few lines a first run prints: where the library will be, and the
 /// commands that fill it and open a draft.
 pub fn first_run_message(library: &std::path::Path) -> String {
+    welcome_message(library, false)
+}
+
+/// The first run's lines, for a library that is not there yet or (`made`)
+/// one that holds no paper yet.
+fn welcome_message(library: &std::path::Path, made: bool) -> String {
     let cmd = |args: &str| crate::util::citewise_command(library, args);
     let steps = [
         (cmd("import refs.bib"), "import a BibTeX file (or a folder of them)"),
@@ -250,7 +262,11 @@ pub fn first_run_message(library: &std::path::Path) -> String {
         ("citewise --demo".to_string(), "or try it now on a small built-in library"),
     ];
     let width = steps.iter().map(|(c, _)| c.chars().count()).max().unwrap_or(0);
-    let mut s = format!("Welcome to citewise. There is no library yet (it will be {}).\n\nTo begin:\n", library.display());
+    let mut s = if made {
+        format!("Welcome to citewise. The library at {} holds no papers yet.\n\nTo begin:\n", library.display())
+    } else {
+        format!("Welcome to citewise. There is no library yet (it will be {}).\n\nTo begin:\n", library.display())
+    };
     for (c, what) in &steps {
         s.push_str(&format!("  {c:<width$}  {what}\n"));
     }

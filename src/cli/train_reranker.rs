@@ -191,7 +191,7 @@ fn prefetch(
     label: &str,
 ) -> Result<Vec<RerankExample>> {
     let bar = count_bar(contexts.len() as u64, label);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(contexts.len().max(1));
+    let workers = crate::util::cores().min(contexts.len().max(1));
     let one = |i: usize, c: &CitationContext| -> Result<Option<RerankExample>> {
         bar.inc(1);
         let cited: Vec<usize> = c.cited.iter().filter_map(|id| index.get(id.as_str()).copied()).collect();

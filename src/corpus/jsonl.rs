@@ -3,6 +3,7 @@
 use serde::Deserialize;
 
 use super::bibtex::parse_year;
+use super::html_text::html_to_text;
 use super::paper::{normalize_doi, Paper};
 
 #[derive(Deserialize)]
@@ -40,9 +41,9 @@ pub fn parse_line(line: &str) -> Result<Paper, String> {
     if row.id.trim().is_empty() {
         return Err("empty field `id`".into());
     }
-    // Plain text, not LaTeX: only white space collapsed and control
-    // characters (a NUL, an escape) dropped.
-    let mut title = row.title.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Plain text, not LaTeX: HTML read as text (`&amp;`, `<i>`), white
+    // space collapsed and control characters (a NUL, an escape) dropped.
+    let mut title = html_to_text(&row.title).split_whitespace().collect::<Vec<_>>().join(" ");
     title.retain(|c| !c.is_control());
     if title.is_empty() {
         return Err(format!("empty field `title` (id `{}`)", row.id));
@@ -52,9 +53,12 @@ pub fn parse_line(line: &str) -> Result<Paper, String> {
         serde_json::Value::String(s) => parse_year(s),
         _ => None,
     };
+    // Entities end in `;`: decoded before the list is split at `;`.
     let keywords = match row.keywords {
-        serde_json::Value::String(s) => s.split([',', ';']).map(str::trim).filter(|k| !k.is_empty()).map(String::from).collect(),
-        serde_json::Value::Array(a) => a.into_iter().filter_map(|v| v.as_str().map(String::from)).collect(),
+        serde_json::Value::String(s) => {
+            html_to_text(&s).split([',', ';']).map(str::trim).filter(|k| !k.is_empty()).map(String::from).collect()
+        }
+        serde_json::Value::Array(a) => a.iter().filter_map(|v| v.as_str()).map(|k| html_to_text(k).trim().to_string()).collect(),
         _ => Vec::new(),
     };
     Ok(Paper {
@@ -62,11 +66,11 @@ pub fn parse_line(line: &str) -> Result<Paper, String> {
         key: row.bibkey.unwrap_or_default(),
         doi: normalize_doi(&row.doi.unwrap_or_default()),
         title,
-        abstract_text: row.abstract_text.unwrap_or_default().trim().to_string(),
+        abstract_text: html_to_text(&row.abstract_text.unwrap_or_default()).trim().to_string(),
         keywords,
         authors: authors_of(row.authors),
         year,
-        venue: row.venue.unwrap_or_default(),
+        venue: html_to_text(&row.venue.unwrap_or_default()).into_owned(),
         url: row.url.unwrap_or_default(),
         entry_type: String::new(),
         bibtex: String::new(),
@@ -76,20 +80,23 @@ pub fn parse_line(line: &str) -> Result<Paper, String> {
 }
 
 /// Authors as a list of names, a list of `{"name": ..}` objects, one string
-/// (`A and B`, `A; B`, or a JSON-encoded list), or null.
+/// (`A and B`, `A; B`, or a JSON-encoded list), or null; HTML read as text
+/// (before a string is split at `;`, which ends an entity).
 fn authors_of(v: serde_json::Value) -> Vec<String> {
     use serde_json::Value;
+    let text = |s: &str| html_to_text(s).into_owned();
     let names = match v {
         Value::Array(items) => items
             .into_iter()
             .filter_map(|i| match i {
-                Value::String(s) => Some(s),
-                Value::Object(o) => o.get("name").and_then(Value::as_str).map(String::from),
+                Value::String(s) => Some(text(&s)),
+                Value::Object(o) => o.get("name").and_then(Value::as_str).map(text),
                 _ => None,
             })
             .collect(),
         Value::String(s) if s.trim_start().starts_with('[') => vec![s],
         Value::String(s) => {
+            let s = text(&s);
             let sep = if s.contains(';') { ";" } else { " and " };
             s.split(sep).map(String::from).collect()
         }
@@ -143,6 +150,23 @@ mod tests {
         assert_eq!(authors(r#""Lovelace, Ada; Turing, Alan""#), ["Lovelace, Ada", "Turing, Alan"]);
         assert_eq!(authors(r#"[{"name": "Ada Lovelace"}, 3, "Alan Turing"]"#), ["Ada Lovelace", "Alan Turing"]);
         assert!(authors("null").is_empty());
+    }
+
+    /// HTML in a row (a publisher's title, an abstract from a web page)
+    /// reads as text in every field.
+    #[test]
+    fn html_reads_as_text() {
+        let p = parse_line(
+            r#"{"id": "x", "title": "X-CLE<span class=\"smallcaps SmallerCapital\">a</span>VER &amp; <i>Friends</i>", "abstract": " p &lt; 0.05<br>Next &#233;t&#xE9; ", "venue": "Research &amp; Development", "authors": "M&uuml;ller, J.; Smith, A.", "keywords": "R&amp;D; <i>search</i>"}"#,
+        )
+        .unwrap();
+        assert_eq!(p.title, "X-CLEaVER & Friends");
+        assert_eq!(p.abstract_text, "p < 0.05 Next été");
+        assert_eq!(p.venue, "Research & Development");
+        assert_eq!(p.authors, ["Müller, J.", "Smith, A."]);
+        assert_eq!(p.keywords, ["R&D", "search"]);
+        let p = parse_line(r#"{"id": "y", "title": "T", "authors": ["J&ouml;rg <b>M</b>"], "keywords": ["a &amp; b"]}"#).unwrap();
+        assert_eq!((p.authors, p.keywords), (vec!["Jörg M".to_string()], vec!["a & b".to_string()]));
     }
 
     #[test]

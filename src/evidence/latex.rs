@@ -11,8 +11,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::document::{Citation, DocKind, Document, Paragraph, Reference};
+use crate::corpus::bibliography_names::bibliography_names;
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
-use crate::corpus::citation_markup::{cite_command, group_end, latex_arguments, CiteCommand};
+use crate::corpus::citation_markup::{cite_command, group_end, latex_arguments, CiteCommand, CiteSyntax};
 use crate::corpus::paper::{arxiv_id_of, Paper};
 use crate::corpus::source::{decode_text, read_bytes};
 use crate::limits;
@@ -365,23 +366,13 @@ fn skip_group(s: &str, i: usize, open: u8, close: u8) -> usize {
     group_end(s.as_bytes(), i, open, close).unwrap_or(s.len())
 }
 
-/// Every argument of the named commands (`\bibliography{a,b}`).
-fn all_command_args(s: &str, names: &[&str]) -> Vec<String> {
-    names.iter().flat_map(|name| command_ends(s, name)).filter_map(|at| argument_at(s, at)).collect()
-}
-
 type Keys = HashMap<String, usize>;
 
 fn bibliography(files: &Files, base: &str, main: &str, source: &str, problems: &mut Vec<String>) -> (Vec<Reference>, Keys) {
     let mut refs: Vec<Reference> = Vec::new();
     let mut keys: Keys = HashMap::new();
-    let mut named: Vec<String> = Vec::new();
-    for arg in all_command_args(source, &["bibliography", "addbibresource", "addglobalbib"]) {
-        for name in arg.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let name = if name.to_ascii_lowercase().ends_with(".bib") { name.to_string() } else { format!("{name}.bib") };
-            named.push(name);
-        }
-    }
+    // The files the source names, as every reader of a draft reads them.
+    let named: Vec<String> = bibliography_names(source, CiteSyntax::Latex).into_iter().map(|n| n.file).collect();
     let mut missing = Vec::new();
     for name in &named {
         let rel = joined(base, name);

@@ -1,6 +1,8 @@
 //! Pandoc Markdown as a citing document: `[@key]`, `[see @a, p. 3; @b]`
 //! and narrative `@key` citations, resolved through the bibliography files
-//! its YAML front matter names (`bibliography: refs.bib` or a list).
+//! its YAML front matter names (`bibliography: refs.bib` or a list), read
+//! as every reader of a draft reads them
+//! ([`crate::corpus::bibliography_names`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -9,6 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::document::{Citation, DocKind, Document, Paragraph};
+use crate::corpus::bibliography_names::{bibliography_names, front_matter};
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
 use crate::corpus::citation_markup::{citations, pandoc_citation_at, CiteSyntax};
 use crate::corpus::source::{decode_text, read_bytes};
@@ -22,12 +25,14 @@ pub fn read_markdown(path: &Path, project: &Project) -> Result<(Document, Vec<St
     let bytes = read_bytes(path).map_err(|e| e.to_string())?;
     let text = decode_text(&bytes).text;
     let mut problems = Vec::new();
-    let (front, body) = front_matter(&text);
+    let front = front_matter(&text);
+    let body_start = front.as_ref().map_or_else(|| text.len() - text.trim_start_matches('\u{feff}').len(), |f| f.end);
+    let body = &text[body_start..];
     let mut doc = Document::new(DocKind::Markdown, path.to_path_buf());
-    doc.title = front.get("title").and_then(|v| v.first()).cloned().unwrap_or_default();
+    doc.title = front.as_ref().and_then(|f| f.first("title")).unwrap_or_default().to_string();
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut keys: HashMap<String, usize> = HashMap::new();
-    for name in front.get("bibliography").cloned().unwrap_or_default() {
+    for name in bibliography_names(&text, CiteSyntax::Markdown).into_iter().map(|n| n.file) {
         let read = project
             .existing(dir, &name)
             .and_then(|file| read_bytes(&file).map_err(|e| Refused::Unreadable { named: name.clone(), why: e.to_string() }));
@@ -46,7 +51,8 @@ pub fn read_markdown(path: &Path, project: &Project) -> Result<(Document, Vec<St
             Err(e) => problems.push(format!("bibliography {e}; not read")),
         }
     }
-    if !front.contains_key("bibliography") && !citations(body, CiteSyntax::Markdown).is_empty() {
+    let names_bibliography = front.as_ref().is_some_and(|f| f.values("bibliography").is_some());
+    if !names_bibliography && !citations(body, CiteSyntax::Markdown).is_empty() {
         problems.push("no `bibliography:` in the front matter; citations stay unresolved".into());
     }
     let mut unknown = 0;
@@ -55,52 +61,6 @@ pub fn read_markdown(path: &Path, project: &Project) -> Result<(Document, Vec<St
         problems.push(format!("{unknown} citation key(s) not in the bibliography"));
     }
     Ok((doc, problems))
-}
-
-/// The YAML front matter's `key: value` and `key: [a, b]` / `- item` lists
-/// (only what citewise reads), and the body after it.
-fn front_matter(text: &str) -> (HashMap<String, Vec<String>>, &str) {
-    let mut out: HashMap<String, Vec<String>> = HashMap::new();
-    let t = text.trim_start_matches('\u{feff}');
-    if !t.starts_with("---") {
-        return (out, t);
-    }
-    let after_open = t.find('\n').map_or(t.len(), |i| i + 1);
-    let mut end = None;
-    let mut pos = after_open;
-    for line in t[after_open..].split_inclusive('\n') {
-        let l = line.trim_end();
-        if l == "---" || l == "..." {
-            end = Some((pos, pos + line.len()));
-            break;
-        }
-        pos += line.len();
-    }
-    let Some((yaml_end, body_start)) = end else { return (out, t) };
-    let mut current: Option<String> = None;
-    for line in t[after_open..yaml_end].lines() {
-        let unquote = |s: &str| s.trim().trim_matches(|c| c == '"' || c == '\'').to_string();
-        if let Some(item) = line.trim_start().strip_prefix("- ") {
-            if let (Some(k), true) = (&current, line.starts_with(' ') || line.starts_with('-')) {
-                out.entry(k.clone()).or_default().push(unquote(item));
-            }
-            continue;
-        }
-        if line.starts_with(' ') {
-            continue;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            let k = k.trim().to_string();
-            let v = v.trim();
-            current = Some(k.clone());
-            if let Some(list) = v.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
-                out.insert(k, list.split(',').map(unquote).filter(|s| !s.is_empty()).collect());
-            } else if !v.is_empty() {
-                out.insert(k, vec![unquote(v)]);
-            }
-        }
-    }
-    (out, &t[body_start..])
 }
 
 fn paragraphs(body: &str, keys: &HashMap<String, usize>, unknown: &mut usize) -> Vec<Paragraph> {
@@ -212,12 +172,20 @@ mod tests {
         assert!(problems.iter().any(|p| p.contains("1 citation key")), "{problems:?}");
     }
 
+    /// Every form of Pandoc's list names every file: a `[a, b]` list over
+    /// two lines (read once as one file named "[a.bib,"), and a dash list.
     #[test]
-    fn front_matter_forms() {
-        let (f, body) = front_matter("---\nbibliography: [a.bib, \"b.bib\"]\ntitle: T\n...\nbody");
-        assert_eq!(f["bibliography"], ["a.bib", "b.bib"]);
-        assert_eq!(body, "body");
-        let (f, _) = front_matter("no front matter");
-        assert!(f.is_empty());
+    fn front_matter_lists_name_every_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.bib"), "@misc{onlyina, title={Tagging Words}, year={2000}}").unwrap();
+        std::fs::write(dir.path().join("b.bib"), "@misc{onlyinb, title={Parsing Sentences}, year={2001}}").unwrap();
+        for front in ["bibliography: [a.bib,\n  \"b.bib\"]", "bibliography:\n- a.bib\n- b.bib"] {
+            let md = dir.path().join("draft.md");
+            std::fs::write(&md, format!("---\ntitle: T\n{front}\n...\nWe tag words [@onlyina] and parse them [@onlyinb].\n")).unwrap();
+            let (doc, problems) = read_markdown(&md, &Project::new(dir.path()).unwrap()).unwrap();
+            assert_eq!(doc.references.len(), 2, "{front}: {problems:?}");
+            assert!(problems.is_empty(), "{front}: {problems:?}");
+            assert_eq!(doc.paragraphs[0].text, "We tag words [1] and parse them [2].");
+        }
     }
 }

@@ -8,7 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::keys::{base_key, unique_key, KeyStyle};
-use crate::corpus::bibtex::{parse_source, split_blocks, EntryOutcome};
+use crate::corpus::bibtex::{map_field_values, parse_source, split_blocks, EntryOutcome};
+use crate::corpus::html_text::{reduce, Unit};
 use crate::corpus::source::decode_text;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
@@ -87,35 +88,262 @@ fn existing(text: &str) -> Existing {
 }
 
 /// The BibTeX text of a paper under `key`: its original entry with the key
-/// replaced, or one generated from its fields.
+/// replaced and its values written as valid LaTeX ([`latex_entry`]), or one
+/// generated from its fields.
 pub fn entry_text(p: &Paper, key: &str) -> String {
     // An original entry that needs @string macros of its source file does not
-    // stand alone; generate one then.
+    // stand alone; generate one then. A repair that would not parse (none is
+    // known) leaves the entry as it was.
     if !p.bibtex.is_empty() && biblatex::Bibliography::parse(&p.bibtex).is_ok() {
-        if let Some(open) = p.bibtex.find(['{', '(']) {
-            if let Some(comma) = p.bibtex[open..].find(',') {
-                return format!("{}{}{}", &p.bibtex[..=open], key, &p.bibtex[open + comma..]);
+        let repaired = latex_entry(&p.bibtex).filter(|e| biblatex::Bibliography::parse(e).is_ok());
+        let text = repaired.as_deref().unwrap_or(&p.bibtex);
+        if let Some(open) = text.find(['{', '(']) {
+            if let Some(comma) = text[open..].find(',') {
+                return format!("{}{}{}", &text[..=open], key, &text[open + comma..]);
             }
         }
     }
     generate(p, key)
 }
 
-/// A value as BibTeX reads it back: LaTeX's special characters escaped,
-/// braces dropped (they would unbalance the entry).
+/// Fields whose value is an address, read verbatim (as the `biblatex` crate
+/// reads them): its `&`, `%`, `_` and `#` are the address's, not LaTeX's.
+const VERBATIM_FIELDS: &[&str] = &["doi", "eprint", "file", "pdf", "uri", "url", "urlraw", "verba", "verbb", "verbc"];
+
+/// Commands whose argument is an address, written as it stands.
+const URL_COMMANDS: &[&str] = &["url", "href", "path", "nolinkurl"];
+
+/// Characters that a backslash before them escapes in a value: `\&` stays
+/// `\&` (never `\\&`).
+const ESCAPED: &[char] = &['&', '%', '$', '#', '_', '{', '}'];
+
+/// A value as BibTeX and LaTeX read it back as the same text: the one
+/// escaping of plain text (an exported record's fields, the language
+/// server's title fix).
+///
+/// - `& % $ # _` are escaped (`\&`); one already escaped stays as it is
+///   (`\&`, not `\\&`), and so does TeX math by Pandoc's rule (`$x^2$`: a
+///   `$` with no space after it, closed by one with no space before it and no
+///   digit after it), which the reader keeps as written too; a lone `$` (`$5`)
+///   is text.
+/// - `~` and `^` are text here (`\textasciitilde{}`, `\textasciicircum{}`),
+///   not a no-break space or a superscript, and a backslash is
+///   `\textbackslash{}`: the text has no LaTeX commands.
+/// - Braces that pair up are kept: they group (`{BERT}` keeps its capitals);
+///   a brace without its pair is dropped (it would unbalance the entry).
+/// - `<` and `>` stay: LaTeX prints them with the T1 encoding and in every
+///   Unicode engine, as the field parser reads them.
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' | '%' | '$' | '#' | '_' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '{' | '}' => {}
-            _ => out.push(c),
+    let chars: Vec<char> = s.chars().collect();
+    // Escapes and math stand as they are.
+    let mut as_is = vec![false; chars.len()];
+    let mut i = 0;
+    while i < chars.len() {
+        let end = match chars[i] {
+            '\\' if chars.get(i + 1).is_some_and(|c| ESCAPED.contains(c)) => i + 2,
+            '$' => math_end(&chars, i).unwrap_or(i),
+            _ => i,
+        };
+        as_is[i..end].fill(true);
+        i = end.max(i + 1);
+    }
+    let grouping = grouping_braces(&chars, &as_is);
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        if as_is[i] || grouping[i] {
+            out.push(c);
+        } else {
+            escape_char(c, false, &mut out);
         }
     }
     out
+}
+
+/// How a character of plain text is written in a value (`quoted`: between
+/// `"`s): LaTeX's reserved characters escaped, a brace (none of a group)
+/// dropped.
+fn escape_char(c: char, quoted: bool, out: &mut String) {
+    match c {
+        '&' | '%' | '$' | '#' | '_' => {
+            out.push('\\');
+            out.push(c);
+        }
+        '~' => out.push_str("\\textasciitilde{}"),
+        '^' => out.push_str("\\textasciicircum{}"),
+        '\\' => out.push_str("\\textbackslash{}"),
+        '{' | '}' => {}
+        // The field parser ends a quoted value at the next `"`, braced or not.
+        '"' if quoted => out.push_str("\\textquotedbl{}"),
+        _ => out.push(c),
+    }
+}
+
+/// Where the TeX math that opens at `at` (a `$`) ends (exclusive), by
+/// Pandoc's rule; none when the `$` is text.
+fn math_end(chars: &[char], at: usize) -> Option<usize> {
+    let first = *chars.get(at + 1)?;
+    if first.is_whitespace() || first == '$' {
+        return None;
+    }
+    let close = at + 1 + chars[at + 1..].iter().position(|&c| c == '$')?;
+    let before = chars[close - 1];
+    let digit_after = chars.get(close + 1).is_some_and(char::is_ascii_digit);
+    if before.is_whitespace() || before == '\\' || digit_after {
+        return None;
+    }
+    // Its braces pair up, or it would unbalance the entry.
+    let mut depth = 0usize;
+    for &c in &chars[at + 1..close] {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+    }
+    (depth == 0).then_some(close + 1)
+}
+
+/// The braces of `chars` (outside what stands as it is) that pair up.
+fn grouping_braces(chars: &[char], as_is: &[bool]) -> Vec<bool> {
+    let mut grouping = vec![false; chars.len()];
+    let mut open = Vec::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if as_is[i] {
+            continue;
+        }
+        match c {
+            '{' => open.push(i),
+            '}' => {
+                if let Some(o) = open.pop() {
+                    grouping[o] = true;
+                    grouping[i] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    grouping
+}
+
+/// An original entry with every value written as valid LaTeX, or `None`
+/// when it needs no change (or its fields cannot be walked). Exporters leave
+/// HTML (ACM DL: `Research &amp; Development`,
+/// `X-CLE<span class="smallcaps">a</span>VER`) and bare reserved characters
+/// (`70%`, `#P-hard`, `snake_case`) that break LaTeX; the rest of the entry,
+/// its braces, commands, math, macros and layout, stays as it was.
+///
+/// HTML is read as the importer reads it ([`crate::corpus::html_text`]) and
+/// what an entity stands for is escaped as [`escape`] escapes it; outside math, a
+/// bare `& % # _` is escaped and a bare `^` is `\textasciicircum{}` (`~`
+/// stays: in LaTeX source it is a no-break space, as its author meant).
+/// Inside math, and in the argument of `\url`-like commands, nothing is
+/// escaped. A verbatim field (`url`, `doi`) has its entities decoded and
+/// nothing escaped. So the entry reads back as the same text.
+pub fn latex_entry(entry: &str) -> Option<String> {
+    let repaired = map_field_values(entry, latex_value)?;
+    (repaired != entry).then_some(repaired)
+}
+
+/// A value of field `field` (LaTeX source, between `"`s when `quoted`)
+/// repaired as [`latex_entry`] says; `None` when it needs no change.
+fn latex_value(field: &str, value: &str, quoted: bool) -> Option<String> {
+    let verbatim = VERBATIM_FIELDS.contains(&field);
+    let units = reduce(value, !verbatim);
+    if verbatim {
+        return units.map(|u| u.iter().map(|u| u.c).collect());
+    }
+    if units.is_none() && !value.contains(['&', '%', '#', '_', '^']) {
+        return None;
+    }
+    let units = units.unwrap_or_else(|| value.chars().map(|c| Unit { c, decoded: false }).collect());
+    let out = latex_units(&units, quoted);
+    (out != value).then_some(out)
+}
+
+/// The characters of a value, as LaTeX: what an entity stood for escaped
+/// (as it is inside math), what stood in the source repaired.
+fn latex_units(units: &[Unit], quoted: bool) -> String {
+    let mut out = String::with_capacity(units.len() + 16);
+    let mut math = false;
+    let mut i = 0;
+    while i < units.len() {
+        let Unit { c, decoded } = units[i];
+        if decoded && !math {
+            escape_char(c, quoted, &mut out);
+        } else if decoded || math {
+            // Math runs to the next `$`, as the field parser reads it.
+            math &= decoded || c != '$';
+            out.push(c);
+        } else {
+            match c {
+                '\\' => {
+                    i = copy_command(units, i, &mut out);
+                    continue;
+                }
+                '$' => {
+                    math = true;
+                    out.push(c);
+                }
+                '&' | '%' | '#' | '_' | '^' => escape_char(c, quoted, &mut out),
+                _ => out.push(c),
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Copies the escape or command that starts at `at` (a backslash) as it
+/// stands, read as the field parser reads it: `\&`, `\"`, `\^`, or a name
+/// that runs to the next space or character BibTeX reserves (`\alpha`,
+/// `\chi^2-Test`), with the argument of a `\url`-like command. Where the
+/// copy ends.
+fn copy_command(units: &[Unit], at: usize, out: &mut String) -> usize {
+    let source = |i: usize| units.get(i).filter(|u| !u.decoded).map(|u| u.c);
+    let mut end = at + 1;
+    if let Some(first) = source(end) {
+        end += 1;
+        let escape = matches!(first, '{' | '}' | '\\' | '#' | '&' | '%' | '$' | '_' | ':');
+        let accent = matches!(first, '"' | '´' | '`' | '\'' | '^' | '~' | '=' | '.' | '-');
+        if !escape && !accent && !first.is_whitespace() {
+            while source(end).is_some_and(is_command_char) {
+                end += 1;
+            }
+            let name: String = units[at + 1..end].iter().map(|u| u.c).collect();
+            if URL_COMMANDS.contains(&name.as_str()) && source(end) == Some('{') {
+                end = group_end(units, end).unwrap_or(end);
+            }
+        }
+    }
+    out.extend(units[at..end].iter().map(|u| u.c));
+    end
+}
+
+/// A character of a command's name as the field parser reads it: anything
+/// but white space, a control character and `@{}"#'(),=%\~`.
+fn is_command_char(c: char) -> bool {
+    !c.is_whitespace() && !c.is_control() && !matches!(c, '@' | '{' | '}' | '"' | '#' | '\'' | '(' | ')' | ',' | '=' | '%' | '\\' | '~')
+}
+
+/// The end (exclusive) of the brace group that opens at `open`.
+fn group_end(units: &[Unit], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < units.len() {
+        match units[i].c {
+            '\\' => i += 1,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 fn generate(p: &Paper, key: &str) -> String {
@@ -317,4 +545,101 @@ fn plan(current: &str, papers: &[Paper], style: KeyStyle) -> (String, Vec<Export
         entries.push(Exported::Added(key));
     }
     (added, entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Paper {
+        let mut ps: Vec<Paper> = parse_source(text)
+            .into_iter()
+            .filter_map(|o| match o {
+                EntryOutcome::Paper(p) => Some(*p),
+                EntryOutcome::Skipped { .. } => None,
+            })
+            .collect();
+        assert_eq!(ps.len(), 1, "{text}");
+        ps.remove(0)
+    }
+
+    #[test]
+    fn plain_text_is_escaped_once() {
+        assert_eq!(escape("Research & Development"), "Research \\& Development");
+        assert_eq!(escape("50% of C# and snake_case cost $5 or $10"), "50\\% of C\\# and snake\\_case cost \\$5 or \\$10");
+        assert_eq!(escape("Already \\& escaped, \\% and \\_ too"), "Already \\& escaped, \\% and \\_ too");
+        assert_eq!(escape("{BERT} and {GPT}-2 for {IR}"), "{BERT} and {GPT}-2 for {IR}");
+        assert_eq!(escape("a } b { c {d}"), "a  b  c {d}");
+        assert_eq!(escape("Bounds for $\\alpha_1$-trees"), "Bounds for $\\alpha_1$-trees");
+        assert_eq!(escape("x^2 ~ y \\ z"), "x\\textasciicircum{}2 \\textasciitilde{} y \\textbackslash{} z");
+        assert_eq!(escape("a < b > c \"q\""), "a < b > c \"q\"");
+    }
+
+    /// A generated entry reads back as the text it was made from.
+    #[test]
+    fn generated_entries_read_back_as_the_same_text() {
+        for title in ["Research & Development: 50% of C# in snake_case", "Costs $5 and $\\alpha$-trees", "x^2 ~ y < z", "A \\ backslash"] {
+            let p = Paper {
+                title: title.into(),
+                authors: vec!["Jörg Müller".into()],
+                year: Some(2020),
+                venue: "R&D #1".into(),
+                entry_type: "inproceedings".into(),
+                ..Paper::default()
+            };
+            let text = entry_text(&p, "k");
+            let back = read(&text);
+            assert_eq!((back.title.as_str(), back.venue.as_str(), &back.authors), (title, "R&D #1", &p.authors), "{text}");
+        }
+    }
+
+    /// ACM DL's entry, HTML and bare `%`, `#`, `_`, `^` in it: valid LaTeX
+    /// out, the rest of the entry as it was, and the same text read back.
+    #[test]
+    fn an_acm_entry_is_written_as_latex_and_reads_back_the_same() {
+        let original = r#"@inproceedings{10.1145/3077136.3080758,
+author = {M&uuml;ller, J\"{o}rg and Smith, Ann},
+title = {X-CLE<span class="smallcaps SmallerCapital">a</span>VER: {BERT} for <i>Search</i>},
+booktitle = {Proceedings of the 40th International ACM SIGIR Conference on Research &amp; Development in Information Retrieval},
+abstract = {Gains (p &lt; 0.05) in 70% of #P-hard cases<p>for snake_case and $a &lt; b$, \&amp; DL-Lite^{N}, see \url{http://x.org/a_b%20c}.</p>},
+url = {https://x.org/?a=1&amp;b=2},
+keywords = {R&amp;D, search},
+month = jun,
+year = {2017}
+}"#;
+        let repaired = latex_entry(original).unwrap();
+        assert_eq!(
+            repaired,
+            r#"@inproceedings{10.1145/3077136.3080758,
+author = {Müller, J\"{o}rg and Smith, Ann},
+title = {X-CLEaVER: {BERT} for Search},
+booktitle = {Proceedings of the 40th International ACM SIGIR Conference on Research \& Development in Information Retrieval},
+abstract = {Gains (p < 0.05) in 70\% of \#P-hard cases for snake\_case and $a < b$, \& DL-Lite\textasciicircum{}{N}, see \url{http://x.org/a_b%20c}. },
+url = {https://x.org/?a=1&b=2},
+keywords = {R\&D, search},
+month = jun,
+year = {2017}
+}"#
+        );
+        let before = read(original);
+        assert_eq!(before.title, "X-CLEaVER: BERT for Search");
+        let exported = entry_text(&before, "mueller2017x");
+        assert!(exported.starts_with("@inproceedings{mueller2017x,\nauthor = {Müller"), "{exported}");
+        let after = read(&exported);
+        assert_eq!(after, Paper { id: after.id.clone(), key: after.key.clone(), bibtex: after.bibtex.clone(), ..before });
+    }
+
+    #[test]
+    fn escaped_and_clean_values_are_not_escaped_again() {
+        assert_eq!(
+            latex_entry("@misc{k, title = {Search {&} Rescue \\&amp; R\\&D}}").as_deref(),
+            Some("@misc{k, title = {Search {\\&} Rescue \\& R\\&D}}")
+        );
+        assert_eq!(latex_entry("@misc{k, title = {Clean {BERT} \\& 50\\% Title}, url = {http://a.b/c_d%20#e}, year = 2001}"), None);
+        assert_eq!(
+            latex_entry("@misc{k, title = \"A &quot;B&quot; C\"}").as_deref(),
+            Some("@misc{k, title = \"A \\textquotedbl{}B\\textquotedbl{} C\"}")
+        );
+        assert_eq!(read("@misc{k, title = \"A \\textquotedbl{}B\\textquotedbl{} C\"}").title, "A \"B\" C");
+    }
 }

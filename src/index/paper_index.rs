@@ -105,7 +105,7 @@ fn indexed_text(paper: &Paper) -> String {
 
 /// Threads a search uses (one per segment at a time).
 fn search_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
+    crate::util::cores().clamp(1, 4)
 }
 
 /// Merges small segments (fewer than half of [`MAX_SEGMENT_DOCS`] papers),
@@ -189,7 +189,7 @@ impl PaperIndex {
     /// A writer for upserts; at most one may exist at a time per index
     /// (another is [`Error::Busy`]).
     pub fn writer(&self) -> Result<PaperWriter> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+        let threads = crate::util::cores().clamp(1, 4);
         let writer = self.index.writer_with_num_threads(threads, 96_000_000 * threads).map_err(|e| health::writer_error(&self.dir, e))?;
         writer.set_merge_policy(Box::new(BoundedMerges));
         Ok(PaperWriter { writer, fields: self.fields })

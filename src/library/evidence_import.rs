@@ -192,7 +192,7 @@ pub fn import_inputs(
 
         // Documents: read and linked in parallel, committed batch by batch.
         let total = documents.len();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = crate::util::cores();
         let batch = (total / 8).clamp(32, 256);
         let mut done = 0;
         if total > 0 {

@@ -68,6 +68,103 @@ fn write_meta(dir: &Path) -> Result<()> {
     crate::util::write_atomic(&dir.join("library.json"), serde_json::to_string_pretty(&meta).expect("serializes").as_bytes())
 }
 
+/// A library an import is about to make, noted before it makes it: a
+/// library is made with its first paper, so one this run made that holds
+/// no paper and no evidence span when the guard goes (a path with a typo,
+/// no Zotero to import from) is taken away again, with the directories made
+/// for it. Where a library was there before, nothing is touched.
+pub struct Unmade {
+    dir: PathBuf,
+    /// What was there before (none: a library was, or it is settled).
+    before: Option<Before>,
+    /// Told where a library was taken away.
+    tell: Option<Tell>,
+}
+
+/// What an [`Unmade`] is told where it took a library away.
+type Tell = Box<dyn FnOnce(&Path)>;
+
+/// What the directory of a library to be made held before.
+struct Before {
+    /// Its entries (none when it did not exist).
+    entries: std::collections::HashSet<std::ffi::OsString>,
+    /// The directory and the ancestors of it that did not exist, innermost first.
+    made: Vec<PathBuf>,
+}
+
+impl Unmade {
+    /// Notes what `dir` holds before an import makes a library there.
+    pub fn at(dir: &Path) -> Unmade {
+        let library_there = dir.join("library.json").exists() || dir.join("papers").exists();
+        let before = (!library_there).then(|| {
+            let entries = std::fs::read_dir(dir).map(|d| d.filter_map(|e| e.ok().map(|e| e.file_name())).collect()).unwrap_or_default();
+            let made = dir.ancestors().take_while(|p| !p.as_os_str().is_empty() && !p.exists()).map(Path::to_path_buf).collect();
+            Before { entries, made }
+        });
+        Unmade { dir: dir.to_path_buf(), before, tell: None }
+    }
+
+    /// Calls `tell` with the library's directory if it is taken away.
+    pub fn telling(mut self, tell: impl FnOnce(&Path) + 'static) -> Unmade {
+        self.tell = Some(Box::new(tell));
+        self
+    }
+
+    /// Takes the library this run made away if it holds no paper and no
+    /// evidence span (as the library's one writer: another import that is
+    /// filling it meanwhile is waited for): every entry of its directory
+    /// that was not there before, then the directories made for it, where
+    /// they are empty. Whether it did; once settled, it does nothing more.
+    pub fn settle(&mut self) -> bool {
+        let Some(before) = self.before.take() else { return false };
+        let dir = self.dir.clone();
+        let removed = dir.join("library.json").exists()
+            && lock::Writing::of_library(&dir)
+                .during(|| {
+                    let empty = {
+                        let lib = Library::open(&dir)?;
+                        lib.papers().num_papers() == 0 && lib.evidence().num_spans() == 0
+                    };
+                    if empty {
+                        remove_new_entries(&dir, &before.entries);
+                    }
+                    Ok(empty)
+                })
+                .unwrap_or(false);
+        // A directory made for nothing goes too (one that holds anything stays).
+        for d in &before.made {
+            let _ = std::fs::remove_dir(d);
+        }
+        if removed {
+            if let Some(tell) = self.tell.take() {
+                tell(&dir);
+            }
+        }
+        removed
+    }
+}
+
+impl Drop for Unmade {
+    fn drop(&mut self) {
+        self.settle();
+    }
+}
+
+/// Removes what `dir` holds besides `kept` (best effort).
+fn remove_new_entries(dir: &Path, kept: &std::collections::HashSet<std::ffi::OsString>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        if kept.contains(&e.file_name()) {
+            continue;
+        }
+        let path = e.path();
+        let _ = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
+    }
+}
+
 /// An opened library.
 pub struct Library {
     dir: PathBuf,

@@ -9,6 +9,8 @@ use lsp_types::{
 };
 
 use super::documents::Document;
+use crate::check::finding::FROM_LIBRARY;
+use crate::check::KeyOf;
 use crate::corpus::citation_markup::{citation_key, cited_keys, is_citation_key};
 use crate::corpus::Paper;
 use crate::export::bibfile::planned_keys;
@@ -19,6 +21,21 @@ use crate::pipeline::Candidate;
 /// The command that adds a paper's BibTeX entry to a document's
 /// bibliography (arguments: the document URI and the key).
 pub const ADD_TO_BIBLIOGRAPHY: &str = "citewise.addToBibliography";
+
+/// The command that adds the library's entry of a cited paper to a
+/// document's bibliography (arguments: the document URI, the paper's
+/// library id and the key the entry gets): the quick fix of a key the
+/// bibliography lacks.
+pub const ADD_FROM_LIBRARY: &str = "citewise.addFromLibrary";
+
+/// The key a paper has in the bibliography `file`, or would get there in
+/// `style` (export's key).
+pub fn export_keys(file: Option<std::path::PathBuf>, style: KeyStyle) -> KeyOf {
+    std::sync::Arc::new(move |p: &Paper| {
+        let planned = file.as_deref().and_then(|f| planned_keys(f, std::slice::from_ref(p), style).ok());
+        planned.and_then(|k| k.into_iter().next()).unwrap_or_else(|| base_key(p, style))
+    })
+}
 
 /// Evidence sentences shown per paper.
 const EVIDENCE_SHOWN: usize = 3;
@@ -31,14 +48,14 @@ const EVIDENCE_SHOWN: usize = 3;
 pub fn offered(doc: &Document, candidates: &[Candidate], style: KeyStyle) -> Vec<(String, Candidate)> {
     let with_papers: Vec<&Candidate> = candidates.iter().filter(|c| c.paper.is_some()).collect();
     let papers: Vec<Paper> = with_papers.iter().filter_map(|c| c.paper.clone()).collect();
-    let planned = doc.bibliography().ok().and_then(|bib| planned_keys(&bib, &papers, style).ok());
+    let planned = doc.draft.bibliography().ok().and_then(|bib| planned_keys(&bib, &papers, style).ok());
     let keys = planned.unwrap_or_else(|| papers.iter().map(|p| base_key(p, style)).collect());
-    let cited = cited_keys(&doc.text, doc.syntax);
+    let cited = cited_keys(doc.text(), doc.draft.syntax);
     with_papers
         .into_iter()
         .zip(keys)
         .filter(|(c, key)| !cited.contains(key) && c.paper.as_ref().is_none_or(|p| !cited.contains(&p.key)))
-        .filter(|(_, key)| is_citation_key(key, doc.syntax))
+        .filter(|(_, key)| is_citation_key(key, doc.draft.syntax))
         .map(|(c, key)| (key, c.clone()))
         .collect()
 }
@@ -132,10 +149,10 @@ fn add_command(uri: &Url, key: &str) -> Command {
 pub fn cite_actions(doc: &Document, offered: &[(String, Candidate)], at: Position) -> Vec<CodeAction> {
     offered
         .iter()
-        .filter(|(key, _)| is_citation_key(key, doc.syntax))
+        .filter(|(key, _)| is_citation_key(key, doc.draft.syntax))
         .map(|(key, c)| {
             let title = c.paper.as_ref().map_or(c.id.clone(), |p| p.title.clone());
-            let insert = format!(" {}", doc.syntax.format(std::slice::from_ref(key)));
+            let insert = format!(" {}", doc.draft.syntax.format(std::slice::from_ref(key)));
             let edit = TextEdit { range: Range { start: at, end: at }, new_text: insert };
             CodeAction {
                 title: format!("Cite {key}: {title}"),
@@ -185,7 +202,7 @@ pub fn diagnostic(doc: &Document, f: &crate::check::Finding) -> lsp_types::Diagn
     use crate::check::{Kind, Severity};
     use lsp_types::DiagnosticSeverity;
     let renamed = (f.kind == Kind::UnknownKey).then(|| f.suggestions.iter().find(|s| s.why == RENAMED)).flatten();
-    let (message, data) = match renamed.map(|s| (s, citation_key(&s.key, doc.syntax))) {
+    let (message, data) = match renamed.map(|s| (s, citation_key(&s.key, doc.draft.syntax))) {
         Some((s, Ok(()))) => (
             format!("`{}` is now `{}` in the library (its citation key changed); a quick fix rewrites it", f.key, s.key),
             Some(serde_json::json!({ "renamed_to": s.key })),
@@ -228,19 +245,23 @@ pub fn diagnostic(doc: &Document, f: &crate::check::Finding) -> lsp_types::Diagn
     }
 }
 
-/// The quick fixes of a finding: its key replaced by each key it suggests
-/// (the duplicate's kept key first), and a mismatched entry's title
-/// rewritten in the bibliography from the library's record. A suggested
-/// text that is not a citation key ([`citation_key`]) is never written: it
-/// gets no fix.
+/// The quick fixes of a finding: the library's entry of a key the
+/// bibliography lacks added to it ("add it from the library"), its key
+/// replaced by each key it suggests (the duplicate's kept key first), and a
+/// mismatched entry's title rewritten in the bibliography from the
+/// library's record. A suggested text that is not a citation key
+/// ([`citation_key`]) is never written: it gets no fix.
 pub fn fixes(doc: &Document, f: &crate::check::Finding, bib: &crate::check::Bibliography, open_bib: Option<&str>) -> Vec<CodeAction> {
     use crate::check::finding::RENAMED;
     let range = doc.range(f.range.start, f.range.end);
     let mut out = Vec::new();
+    if let Some(s) = f.from_library() {
+        out.extend(add_from_library_action(doc, f, s, range, bib));
+    }
     if let Some(keep) = &f.keep {
         out.extend(replace_key_action(doc, range, format!("Cite {keep} instead of {} (one work)", f.key), keep, true));
     }
-    let writable = f.suggestions.iter().filter(|s| !s.key.is_empty() && is_citation_key(&s.key, doc.syntax));
+    let writable = f.suggestions.iter().filter(|s| s.why != FROM_LIBRARY && !s.key.is_empty() && is_citation_key(&s.key, doc.draft.syntax));
     for (i, s) in writable.enumerate() {
         if s.why == RENAMED {
             out.extend(rename_key_action(doc, &f.key, &s.key, range));
@@ -255,10 +276,49 @@ pub fn fixes(doc: &Document, f: &crate::check::Finding, bib: &crate::check::Bibl
     out
 }
 
+/// "Add smith2020 to refs.bib from the library": the library's entry of
+/// the cited paper (`s.id`) goes to the document's bibliography under
+/// `s.key` (the command [`ADD_FROM_LIBRARY`], through the editor's export);
+/// when that key is not the cited one (a DOI-shaped library key), the
+/// citation is rewritten to it. None when the key is no citation key.
+fn add_from_library_action(
+    doc: &Document,
+    f: &crate::check::Finding,
+    s: &crate::check::Suggestion,
+    range: Range,
+    bib: &crate::check::Bibliography,
+) -> Option<CodeAction> {
+    if !is_citation_key(&s.key, doc.draft.syntax) || !is_citation_key(&s.key, crate::corpus::citation_markup::CiteSyntax::Latex) {
+        return None;
+    }
+    let name =
+        bib.path.as_deref().and_then(Path::file_name).map_or_else(|| "the bibliography".into(), |n| n.to_string_lossy().into_owned());
+    let (title, edit) = if s.key == f.key {
+        (format!("Add {} to {name} from the library", f.key), None)
+    } else {
+        let edit = TextEdit { range, new_text: s.key.clone() };
+        let changes = WorkspaceEdit { changes: Some([(doc.uri.clone(), vec![edit])].into_iter().collect()), ..Default::default() };
+        (format!("Add {} to {name} from the library as {}", f.key, s.key), Some(changes))
+    };
+    let command = Command {
+        title: "Add from the library".into(),
+        command: ADD_FROM_LIBRARY.into(),
+        arguments: Some(vec![serde_json::json!(doc.uri), serde_json::json!(s.id), serde_json::json!(s.key)]),
+    };
+    Some(CodeAction {
+        title,
+        kind: Some(CodeActionKind::QUICKFIX),
+        is_preferred: Some(true),
+        edit,
+        command: Some(command),
+        ..Default::default()
+    })
+}
+
 /// An edit of the citation at `range` to `key`; none when `key` is not a
 /// citation key the document may be given ([`citation_key`]).
 fn replace_key_action(doc: &Document, range: Range, title: String, key: &str, preferred: bool) -> Option<CodeAction> {
-    if !is_citation_key(key, doc.syntax) {
+    if !is_citation_key(key, doc.draft.syntax) {
         return None;
     }
     let edit = TextEdit { range, new_text: key.to_string() };
@@ -378,6 +438,34 @@ mod tests {
         f.suggestions = vec![suggestion("new.", RENAMED)];
         assert!(fixes(&doc("paper.md", md), &f, &Bibliography::default(), None).is_empty());
         assert!(diagnostic(&doc("paper.md", md), &f).message.contains("(Pandoc Markdown reads `[@new.]` as a citation of `new`)"));
+    }
+
+    /// A key the bibliography lacks and the library has: the fix adds the
+    /// library's entry (a command), and rewrites a DOI-shaped key to the
+    /// key the entry gets.
+    #[test]
+    fn a_key_the_bibliography_lacks_is_added_from_the_library() {
+        use crate::check::finding::FROM_LIBRARY;
+        let text = "As \\cite{park2017neural} and \\cite{10.1145/3077136.3080758} show.";
+        let d = doc("paper.tex", text);
+        let bib = Bibliography { path: Some("/tmp/citewise-answer/refs.bib".into()), ..Bibliography::default() };
+        let mut f = finding(text, "park2017neural");
+        f.kind = Kind::NotInBibliography;
+        f.suggestions = vec![Suggestion { id: "doi:10.1145/3077136.3080758".into(), ..suggestion("park2017neural", FROM_LIBRARY) }];
+        let actions = fixes(&d, &f, &bib, None);
+        assert_eq!(actions.len(), 1, "{actions:?}");
+        assert_eq!(actions[0].title, "Add park2017neural to refs.bib from the library");
+        assert!(actions[0].edit.is_none(), "the citation stays");
+        let command = actions[0].command.as_ref().unwrap();
+        assert_eq!(command.command, ADD_FROM_LIBRARY);
+        let arguments = command.arguments.as_ref().unwrap();
+        assert_eq!(arguments[1..], [serde_json::json!("doi:10.1145/3077136.3080758"), serde_json::json!("park2017neural")]);
+        let mut f = finding(text, "10.1145/3077136.3080758");
+        f.kind = Kind::NotInBibliography;
+        f.suggestions = vec![Suggestion { id: "doi:10.1145/3077136.3080758".into(), ..suggestion("park2017neural", FROM_LIBRARY) }];
+        let actions = fixes(&d, &f, &bib, None);
+        assert_eq!(actions[0].title, "Add 10.1145/3077136.3080758 to refs.bib from the library as park2017neural");
+        assert_eq!(new_texts(&actions), ["park2017neural"]);
     }
 
     /// Completions and "Cite" actions offer only papers whose key is one.

@@ -56,7 +56,7 @@ use lsp_types::{
 };
 use serde::{Deserialize, Serialize};
 
-use self::answer::{cite_actions, completion_item, hover_markdown, offered, resolved, ADD_TO_BIBLIOGRAPHY};
+use self::answer::{cite_actions, completion_item, export_keys, hover_markdown, offered, resolved, ADD_FROM_LIBRARY, ADD_TO_BIBLIOGRAPHY};
 use self::documents::{Document, MAX_TEXT};
 use self::slots::{query_at, sentence_end, slot_at};
 use crate::check::{Bibliography, Checker, Finding, Kind, Report, SupportCache};
@@ -144,7 +144,10 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         }),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         code_action_provider: Some(lsp_types::CodeActionProviderCapability::Simple(true)),
-        execute_command_provider: Some(ExecuteCommandOptions { commands: vec![ADD_TO_BIBLIOGRAPHY.into()], ..Default::default() }),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: vec![ADD_TO_BIBLIOGRAPHY.into(), ADD_FROM_LIBRARY.into()],
+            ..Default::default()
+        }),
         ..Default::default()
     };
     let caps = serde_json::to_value(capabilities).map_err(Error::Encode)?;
@@ -171,7 +174,7 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     let diagnostics = {
         let library = library.clone();
         let mut keys = None;
-        Lane::spawn("citewise-diagnostics", move |job: Diagnose| diagnostics_for(&library, &mut keys, job))
+        Lane::spawn("citewise-diagnostics", move |job: Diagnose| diagnostics_for(&library, &mut keys, key_style, job))
             .map_err(|e| Error::io("the diagnostics thread", e))?
     };
     // A library imported from Zotero follows Zotero's changes while the server runs.
@@ -261,11 +264,16 @@ impl Awaited {
     }
 }
 
-/// A bibliography file as last read, kept until the file changes.
+/// A document's bibliography (its files) as last read, kept until one of
+/// them changes.
 struct ParsedBibliography {
-    stamp: Option<(SystemTime, u64)>,
+    stamps: Vec<Option<(SystemTime, u64)>>,
     bib: Arc<Bibliography>,
 }
+
+/// A bibliography file a document names that is refused (outside the
+/// project): why, and where the document names it.
+type RefusedFile = (String, std::ops::Range<usize>);
 
 /// A document to diagnose, as the loop knew it when it asked (copies: the
 /// lane shares nothing with the loop).
@@ -273,7 +281,7 @@ struct Diagnose {
     doc: Document,
     /// Its bibliography (empty when refused), and the refusal.
     bib: Arc<Bibliography>,
-    refused: Option<String>,
+    refused: Option<RefusedFile>,
     /// The keys offered to it: not unknown (they go to the bibliography
     /// when cited).
     offered: HashSet<String>,
@@ -335,7 +343,8 @@ struct GlobalState {
     /// What the user was already shown (a refused write, a document too
     /// large), so that typing does not repeat it.
     told: HashSet<String>,
-    bibliographies: HashMap<PathBuf, ParsedBibliography>,
+    /// Each set of bibliography files (a document's) as last read.
+    bibliographies: HashMap<Vec<PathBuf>, ParsedBibliography>,
     /// Each document's last check (support scored by the runner), and the
     /// version of the text it read.
     checked: HashMap<Url, (i32, Arc<Report>)>,
@@ -452,7 +461,7 @@ impl GlobalState {
                     // Full sync: the last change holds the whole text; the
                     // text it replaces is dropped here, unread.
                     if let Some(change) = p.content_changes.into_iter().last() {
-                        doc.text = change.text;
+                        doc.draft.text = change.text;
                         doc.version = p.text_document.version;
                     }
                     self.changed.insert(p.text_document.uri);
@@ -601,12 +610,16 @@ impl GlobalState {
         let Ok(doc) = self.document(&pos.text_document.uri) else {
             return self.reply(id, Err((ErrorCode::InvalidParams, format!("{} is not open", pos.text_document.uri))));
         };
-        if doc.text.len() > MAX_TEXT {
-            let name =
-                doc.path.as_deref().and_then(|p| p.file_name()).map_or_else(|| doc.uri.to_string(), |n| n.to_string_lossy().into_owned());
+        if doc.text().len() > MAX_TEXT {
+            let name = doc
+                .draft
+                .path
+                .as_deref()
+                .and_then(|p| p.file_name())
+                .map_or_else(|| doc.uri.to_string(), |n| n.to_string_lossy().into_owned());
             let message = format!(
                 "{name} is {}, over the {} citewise reads for recommendations; no citations are offered in it",
-                crate::limits::human(doc.text.len() as u64),
+                crate::limits::human(doc.text().len() as u64),
                 crate::limits::human(MAX_TEXT as u64)
             );
             self.tell_once(MessageType::WARNING, &message);
@@ -658,7 +671,7 @@ impl GlobalState {
         };
         let doc = doc.clone();
         let fixes = self.check_fixes(&doc, p.range);
-        let end = doc.offset(p.range.start).filter(|_| doc.text.len() <= MAX_TEXT).and_then(|at| sentence_end(&doc, at));
+        let end = doc.offset(p.range.start).filter(|_| doc.text().len() <= MAX_TEXT).and_then(|at| sentence_end(&doc, at));
         let Some(end) = end.filter(|_| fixes.is_empty()) else {
             return self.reply(id, serde_json::to_value(fixes).map_err(|e| (ErrorCode::InternalError, e.to_string())));
         };
@@ -675,7 +688,7 @@ impl GlobalState {
         let Some(at) = doc.offset(pos.position) else {
             return self.reply(id, Ok(serde_json::Value::Null));
         };
-        let Some((key, range)) = doc.citations().into_iter().find(|(_, r)| r.start <= at && at <= r.end) else {
+        let Some((key, range)) = doc.draft.citations().into_iter().find(|(_, r)| r.start <= at && at <= r.end) else {
             return self.reply(id, Ok(serde_json::Value::Null));
         };
         let range = doc.range(range.start, range.end);
@@ -683,7 +696,7 @@ impl GlobalState {
         let answer = self.paper_for_key(&doc, &key).map(|(paper, evidence)| Hover {
             contents: HoverContents::Markup(MarkupContent {
                 kind: MarkupKind::Markdown,
-                value: hover_markdown(&paper, &evidence, &doc.bibliography().unwrap_or_else(|_| "the bibliography".into())),
+                value: hover_markdown(&paper, &evidence, &doc.draft.bibliography().unwrap_or_else(|_| "the bibliography".into())),
             }),
             range: Some(range),
         });
@@ -691,6 +704,10 @@ impl GlobalState {
     }
 
     fn execute(&mut self, id: RequestId, p: ExecuteCommandParams) {
+        if p.command == ADD_FROM_LIBRARY {
+            let outcome = self.add_from_library(&p.arguments);
+            return self.reply(id, outcome);
+        }
         if p.command != ADD_TO_BIBLIOGRAPHY {
             return self.reply(id, Err((ErrorCode::InvalidParams, format!("unknown command `{}`", p.command))));
         }
@@ -706,10 +723,39 @@ impl GlobalState {
         };
         let paper = self.offered.get(&uri).and_then(|o| o.get(&key)).and_then(|c| c.paper.clone());
         let outcome = match paper {
-            Some(p) => self.export(&doc, &[p], true).map(|_| serde_json::Value::Null),
+            Some(p) => self.export(&doc, &[p], self.key_style, true).map(|_| serde_json::Value::Null),
             None => Err((ErrorCode::InvalidParams, format!("`{key}` was not offered for {uri}"))),
         };
         self.reply(id, outcome);
+    }
+
+    /// [`ADD_FROM_LIBRARY`] (a document URI, a library id, a key): the
+    /// library's entry of the paper goes to the document's bibliography
+    /// under the key, through the editor's export; its diagnostics follow.
+    fn add_from_library(&mut self, arguments: &[serde_json::Value]) -> Outcome {
+        let args = match arguments {
+            [uri, id, key] => {
+                let uri: Option<Url> = serde_json::from_value(uri.clone()).ok();
+                uri.zip(id.as_str()).zip(key.as_str()).map(|((u, i), k)| (u, i.to_string(), k.to_string()))
+            }
+            _ => None,
+        };
+        let Some((uri, id, key)) = args else {
+            return Err((ErrorCode::InvalidParams, format!("{ADD_FROM_LIBRARY} takes a document URI, a library id and a key")));
+        };
+        let doc = self.document(&uri)?.clone();
+        let Some(mut paper) = self.library.papers().paper_by_id(&id).ok().flatten() else {
+            return Err((ErrorCode::InvalidParams, format!("no paper `{id}` in the library")));
+        };
+        if !crate::corpus::citation_markup::is_citation_key(&key, crate::corpus::citation_markup::CiteSyntax::Latex) || key.contains('/') {
+            return Err((ErrorCode::InvalidParams, format!("`{key}` is not a key a bibliography can hold")));
+        }
+        // Written under the key asked for: the library's key style keeps a paper's own key.
+        paper.key = key;
+        self.export(&doc, &[paper], KeyStyle::Original, true)?;
+        self.changed.insert(uri);
+        self.work_on_changed();
+        Ok(serde_json::Value::Null)
     }
 
     /// The runner's news: an answer, once, to the request awaiting it.
@@ -927,10 +973,16 @@ impl GlobalState {
     /// with a backup: the editor's export): only a BibTeX file inside the
     /// document's project. A refusal or failure is shown to the user
     /// (`explicit`: every time; else once per reason).
-    fn export(&mut self, doc: &Document, papers: &[Paper], explicit: bool) -> std::result::Result<(), (ErrorCode, String)> {
+    fn export(
+        &mut self,
+        doc: &Document,
+        papers: &[Paper],
+        style: KeyStyle,
+        explicit: bool,
+    ) -> std::result::Result<(), (ErrorCode, String)> {
         let written =
             writable_bibliography(doc).map_err(|why| format!("citewise did not add to the bibliography: {why}")).and_then(|bib| {
-                match crate::export::bibfile::export(&bib, papers, self.key_style) {
+                match crate::export::bibfile::export(&bib, papers, style) {
                     Ok(report) => Ok((bib, report)),
                     Err(e) => Err(format!("could not add to {}: {e}", bib.display())),
                 }
@@ -963,45 +1015,68 @@ impl GlobalState {
             return;
         }
         if let Some(doc) = self.docs.get(uri).cloned() {
-            let _ = self.export(&doc, &papers, false);
+            let _ = self.export(&doc, &papers, self.key_style, false);
         }
     }
 
-    /// The bibliography file as it is now: parsed again only when its
+    /// The bibliography of these files (each: as the document names it,
+    /// and its path) as they are now: parsed again only when one's
     /// modification time or length changed. A file over the one-file
-    /// budget, or unreadable, reads as empty.
-    fn bibliography_file(&mut self, path: &std::path::Path) -> Arc<Bibliography> {
-        let stamp = std::fs::metadata(path).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
-        let fresh = self.bibliographies.get(path).is_some_and(|p| p.stamp == stamp);
-        if !fresh {
-            // `read_bytes` refuses a file over the one-file budget.
-            let text = crate::corpus::source::read_bytes(path).map(|b| crate::corpus::source::decode_text(&b).text).unwrap_or_default();
-            let mut bib = Bibliography::parse(&text);
-            bib.path = Some(path.to_path_buf());
-            self.bibliographies.insert(path.to_path_buf(), ParsedBibliography { stamp, bib: Arc::new(bib) });
+    /// budget, or unreadable, reads as empty; one that does not exist, as
+    /// missing.
+    fn bibliography_files(&mut self, files: &[(String, PathBuf)]) -> Arc<Bibliography> {
+        let paths: Vec<PathBuf> = files.iter().map(|(_, p)| p.clone()).collect();
+        let stamps: Vec<Option<(SystemTime, u64)>> = paths
+            .iter()
+            .map(|path| std::fs::metadata(path).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len())))
+            .collect();
+        if let Some(parsed) = self.bibliographies.get(&paths).filter(|p| p.stamps == stamps) {
+            return parsed.bib.clone();
         }
-        self.bibliographies[path].bib.clone()
+        let read = files
+            .iter()
+            .zip(&stamps)
+            .map(|((name, path), stamp)| {
+                // `read_bytes` refuses a file over the one-file budget.
+                let text = stamp.map(|_| {
+                    crate::corpus::source::read_bytes(path).map(|b| crate::corpus::source::decode_text(&b).text).unwrap_or_default()
+                });
+                (name.clone(), path.clone(), text)
+            })
+            .collect();
+        let bib = Arc::new(Bibliography::of_files(read));
+        self.bibliographies.insert(paths, ParsedBibliography { stamps, bib: bib.clone() });
+        bib
     }
 
-    /// The document's bibliography, or (refused: outside the project) an
-    /// empty one under the name it gives, with the refusal.
-    fn bibliography_of(&mut self, doc: &Document) -> (Arc<Bibliography>, Option<String>) {
-        match doc.bibliography() {
-            Ok(path) => (self.bibliography_file(&path), None),
-            // Nothing is read from it, and no fix may name it.
-            Err(refused) => (Arc::new(Bibliography::default()), Some(refused.to_string())),
+    /// The document's bibliography (every file it names, else
+    /// `references.bib` beside it), or (one refused: outside the project)
+    /// an empty one, with the refusal and where the document names it.
+    fn bibliography_of(&mut self, doc: &Document) -> (Arc<Bibliography>, Option<RefusedFile>) {
+        let mut files = Vec::new();
+        for f in doc.draft.bibliographies() {
+            match f.path {
+                Ok(path) => files.push((f.name, path)),
+                // Nothing is read from it, and no fix may name it.
+                Err(refused) => return (Arc::new(Bibliography::default()), Some((refused.to_string(), f.named_at.unwrap_or(0..0)))),
+            }
         }
+        (self.bibliography_files(&files), None)
     }
 
     /// Asks the runner to check `doc` (support scores; only the sentences
     /// changed since its last check are scored again).
     fn request_check(&mut self, doc: &Document) {
-        if doc.text.len() > MAX_TEXT || self.shutting_down {
+        if doc.text().len() > MAX_TEXT || self.shutting_down {
             return;
         }
         let (bib, _) = self.bibliography_of(doc);
-        let file = doc.path.as_deref().map_or_else(|| doc.uri.to_string(), |p| p.display().to_string());
-        let request = CheckRequest { file, text: doc.text.clone(), syntax: doc.syntax, bibliography: BibliographyOf::Shared(bib) };
+        let request = CheckRequest {
+            file: doc.name(),
+            text: doc.text().to_string(),
+            syntax: doc.draft.syntax,
+            bibliography: BibliographyOf::Shared(bib),
+        };
         let id = self.runner.check_for(doc.uri.clone(), request);
         // An older check of the document is superseded (and never answered).
         self.checks.retain(|_, (uri, _)| *uri != doc.uri);
@@ -1022,11 +1097,12 @@ impl GlobalState {
                 let keys = library_keys(&self.library, &mut self.library_keys);
                 let offered: HashSet<String> = self.offered.get(&doc.uri).map(|o| o.keys().cloned().collect()).unwrap_or_default();
                 let last = self.checked.get(&doc.uri).map(|(_, r)| r.clone());
-                Arc::new(findings(&self.library, keys, doc, &bib, &offered, last.as_deref()))
+                let prior = Prior { keys, offered: &offered, last: last.as_deref() };
+                Arc::new(findings(&self.library, doc, &bib, self.key_style, prior))
             }
         };
         // The bibliography as the editor holds it, when it is open there.
-        let open_bib = bib.path.as_ref().and_then(|p| Url::from_file_path(p).ok()).and_then(|u| self.docs.get(&u)).map(|d| d.text.as_str());
+        let open_bib = bib.path.as_ref().and_then(|p| Url::from_file_path(p).ok()).and_then(|u| self.docs.get(&u)).map(|d| d.text());
         let mut fixes = Vec::new();
         for f in findings.iter().filter(|f| f.range.end >= start && f.range.start <= end) {
             fixes.extend(answer::fixes(doc, f, &bib, open_bib));
@@ -1047,10 +1123,7 @@ impl GlobalState {
     /// The paper a key stands for (the bibliography's entry, with the
     /// library's record when it has one) and what other papers cited it for.
     fn paper_for_key(&mut self, doc: &Document, key: &str) -> Option<(Paper, Vec<EvidenceSnippet>)> {
-        let from_bib = match doc.bibliography() {
-            Ok(bib) => self.bibliography_file(&bib).entry(key).cloned(),
-            Err(_) => None,
-        };
+        let from_bib = self.bibliography_of(doc).0.entry(key).cloned();
         let papers = self.library.papers();
         let in_library = from_bib
             .as_ref()
@@ -1087,35 +1160,40 @@ fn library_keys(library: &Library, cache: &mut Option<(u64, Arc<Vec<String>>)>) 
     keys
 }
 
-/// The record checks of `doc` (unknown keys with near-misses,
-/// mismatches, duplicates, retractions), without the keys `offered` to it
-/// (they go to the bibliography when cited), and the weak citations of
-/// its `last` support check, placed on the same key's same occurrence.
-/// None for a document over [`MAX_TEXT`].
-fn findings(
-    library: &Library,
+/// What a document's record checks take besides it: the library's keys
+/// (for near misses), the keys offered to it, and its last support check.
+struct Prior<'p> {
     keys: Arc<Vec<String>>,
-    doc: &Document,
-    bib: &Bibliography,
-    offered: &HashSet<String>,
-    last: Option<&Report>,
-) -> Vec<Finding> {
-    if doc.text.len() > MAX_TEXT {
+    offered: &'p HashSet<String>,
+    last: Option<&'p Report>,
+}
+
+/// The record checks of `doc` (unknown keys with near-misses, keys its
+/// bibliography lacks, missing bibliography files, mismatches, duplicates,
+/// retractions; suggestions keyed as export writes them in `key_style`),
+/// without the keys offered to it (they go to the bibliography when
+/// cited, which makes a missing file too), and the weak citations of its
+/// last support check, placed on the same key's same occurrence. None for
+/// a document over [`MAX_TEXT`].
+fn findings(library: &Library, doc: &Document, bib: &Bibliography, key_style: KeyStyle, prior: Prior<'_>) -> Vec<Finding> {
+    if doc.text().len() > MAX_TEXT {
         return Vec::new();
     }
-    let checker = Checker::new(library).with_known_keys(keys);
-    let name = doc.path.as_deref().map_or_else(|| doc.uri.to_string(), |p| p.display().to_string());
-    let report = checker.check(&name, &doc.text, doc.syntax, bib, &mut SupportCache::default());
+    let Prior { keys, offered, last } = prior;
+    let key_of = export_keys(bib.path.clone(), key_style);
+    let checker = Checker::new(library).with_known_keys(keys).keyed_by(key_of.clone());
+    let report = checker.check(&doc.name(), doc.text(), doc.draft.syntax, bib, &mut SupportCache::default()).unwrap_or_default();
+    let all_offered = report.citations.iter().all(|c| offered.contains(&c.key));
     let mut findings: Vec<Finding> = report
-        .map(|r| r.findings)
-        .unwrap_or_default()
+        .findings
         .into_iter()
-        .filter(|f| !(f.kind == Kind::UnknownKey && offered.contains(&f.key)))
+        .filter(|f| !(matches!(f.kind, Kind::UnknownKey | Kind::NotInBibliography) && offered.contains(&f.key)))
+        .filter(|f| !(f.kind == Kind::MissingBibliography && all_offered))
         .collect();
     if let Some(last) = last {
         // A weak citation of the last check stays where its key's same
         // occurrence still stands in the same sentence.
-        let now = crate::check::Draft::read(&doc.text, doc.syntax);
+        let now = crate::check::Draft::read(doc.text(), doc.draft.syntax);
         for f in last.findings.iter().filter(|f| f.kind == Kind::WeakSupport) {
             let then = last.citations.iter().filter(|c| c.key == f.key);
             let Some(n) = then.clone().position(|c| c.line == f.line && c.column == f.column) else { continue };
@@ -1124,6 +1202,7 @@ fn findings(
             if now.sentences[c.sentence].text == *sentence {
                 let mut f = f.clone();
                 (f.range, f.line, f.column) = (c.range.clone(), c.line, c.column);
+                rekey(&mut f, library, &key_of);
                 findings.push(f);
             }
         }
@@ -1131,18 +1210,27 @@ fn findings(
     findings
 }
 
+/// A finding's papers that fit the sentence, keyed as export writes them
+/// (a check on the runner's thread says the library's own keys).
+fn rekey(f: &mut Finding, library: &Library, key_of: &crate::check::KeyOf) {
+    for s in f.suggestions.iter_mut().filter(|s| !s.id.is_empty() && s.why == crate::check::finding::FITS) {
+        if let Some(p) = library.papers().paper_by_id(&s.id).ok().flatten() {
+            s.key = (**key_of)(&p);
+        }
+    }
+}
+
 /// A document's diagnostics (on the diagnostics lane): its findings
 /// (unknown keys as warnings, a renamed key with its new key for the quick
 /// fix), hints for bibliography entries without a title, and a
 /// bibliography refused. `keys` keeps the library's keys between jobs.
-fn diagnostics_for(library: &Library, keys: &mut Option<(u64, Arc<Vec<String>>)>, job: Diagnose) -> Diagnosed {
+fn diagnostics_for(library: &Library, keys: &mut Option<(u64, Arc<Vec<String>>)>, key_style: KeyStyle, job: Diagnose) -> Diagnosed {
     let Diagnose { doc, bib, refused, offered, last } = job;
     let keys = library_keys(library, keys);
-    let found = findings(library, keys, &doc, &bib, &offered, last.as_deref());
+    let found = findings(library, &doc, &bib, key_style, Prior { keys, offered: &offered, last: last.as_deref() });
     let mut diagnostics = Vec::new();
-    if let Some(refused) = refused {
+    if let Some((refused, range)) = refused {
         // Said where the document names it; nothing is read from it.
-        let range = doc.bibliography_named().map_or(0..0, |(_, r)| r);
         diagnostics.push(Diagnostic {
             range: doc.range(range.start, range.end),
             severity: Some(DiagnosticSeverity::WARNING),
@@ -1156,7 +1244,7 @@ fn diagnostics_for(library: &Library, keys: &mut Option<(u64, Arc<Vec<String>>)>
     for p in &bib.papers {
         entries.entry(p.key.as_str()).or_insert(p);
     }
-    let citations = doc.citations();
+    let citations = doc.draft.citations();
     for (key, range) in &citations {
         if bib.declared.contains(key) && entries.get(key.as_str()).is_none_or(|p| p.title.trim().is_empty()) {
             diagnostics.push(Diagnostic {
@@ -1203,7 +1291,7 @@ fn workspace_roots(params: &serde_json::Value) -> Vec<crate::project::Project> {
 /// its project, and a BibTeX file (a `.bib` name, or an existing file that
 /// reads as BibTeX). Else why not.
 fn writable_bibliography(doc: &Document) -> std::result::Result<std::path::PathBuf, String> {
-    let bib = doc.bibliography().map_err(|e| format!("{e}; it writes only inside the project"))?;
+    let bib = doc.draft.bibliography().map_err(|e| format!("{e}; it writes only inside the project"))?;
     if bib.extension().is_some_and(|e| e.eq_ignore_ascii_case("bib")) {
         return Ok(bib);
     }

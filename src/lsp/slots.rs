@@ -4,7 +4,6 @@
 
 use super::documents::Document;
 use crate::corpus::citation_markup::{citations, cited_keys_any, open_citation, CiteSyntax};
-use crate::draft::{cursor_context, global_context, ContextMode};
 use crate::pipeline::Query;
 
 /// A citation slot at the cursor.
@@ -21,37 +20,36 @@ pub struct Slot {
 
 /// The citation slot the cursor (a byte offset) stands in, if any.
 pub fn slot_at(doc: &Document, cursor: usize) -> Option<Slot> {
-    let cursor = cursor.min(doc.text.len());
-    if !doc.text.is_char_boundary(cursor) {
+    let text = doc.text();
+    let cursor = cursor.min(text.len());
+    if !text.is_char_boundary(cursor) {
         return None;
     }
-    let line_start = doc.text[..cursor].rfind('\n').map_or(0, |i| i + 1);
-    let before = &doc.text[line_start..cursor];
-    let open = open_citation(before, doc.syntax)?;
+    let line_start = text[..cursor].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..cursor];
+    let open = open_citation(before, doc.draft.syntax)?;
     Some(Slot { command: line_start + open.start, key_start: line_start + open.key_start, typed: before[open.key_start..].to_string() })
 }
 
-/// The query for a citation at byte `at` of the document: the sentence
-/// around it with `[CIT]` there (the citation being written removed, from
-/// `at` to `end`), the document's title and abstract as the global context.
+/// The query for a citation at byte `at` of the document: the sentence of
+/// its prose around it (no preamble, heading or command in it) with
+/// `[CIT]` there (the citation being written removed, from `at` to `end`),
+/// the document's title and abstract as the global context.
 pub fn query_at(doc: &Document, at: usize, end: usize, k: usize) -> Query {
-    let (at, end) = (at.min(doc.text.len()), end.clamp(at.min(doc.text.len()), doc.text.len()));
+    let text = doc.text();
+    let (at, end) = (at.min(text.len()), end.clamp(at.min(text.len()), text.len()));
     // The rest of an unfinished command on this line goes too.
-    let line_end = doc.text[end..].find('\n').map_or(doc.text.len(), |i| end + i);
-    let rest = &doc.text[end..line_end];
-    let closing = match doc.syntax {
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    let rest = &text[end..line_end];
+    let closing = match doc.draft.syntax {
         CiteSyntax::Latex => rest.find('}').map(|i| i + 1),
         CiteSyntax::Markdown => rest.find(']').map(|i| i + 1),
-        CiteSyntax::Typst => rest.find(')').filter(|_| doc.text[at..end].starts_with("#cite")).map(|i| i + 1),
+        CiteSyntax::Typst => rest.find(')').filter(|_| text[at..end].starts_with("#cite")).map(|i| i + 1),
     }
     .filter(|&i| !rest[..i].contains(['.', '!', '?']))
     .unwrap_or(0);
-    let text = format!("{}{}", &doc.text[..at], &doc.text[end + closing..]);
-    let lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let stripped = Document { text, ..doc.clone() };
-    let (row, col) = stripped.row_col(at);
-    let local = cursor_context(&lines, (row, col), ContextMode::Sentence);
-    let (title, abstract_text) = global_context(&doc.text);
+    let local = doc.draft.sentence_at(at..end + closing);
+    let (title, abstract_text) = doc.draft.global_context();
     Query::new(local).with_global(title, abstract_text).with_k(k)
 }
 
@@ -59,7 +57,7 @@ pub fn query_at(doc: &Document, at: usize, end: usize, k: usize) -> Query {
 /// punctuation), where a citation for the sentence goes; none when the
 /// sentence already cites something.
 pub fn sentence_end(doc: &Document, at: usize) -> Option<usize> {
-    let text = &doc.text;
+    let text = doc.text();
     let at = at.min(text.len());
     let start = text[..at].rfind(['.', '!', '?', '\n']).map_or(0, |i| i + 1);
     let mut end = text.len();
@@ -76,7 +74,7 @@ pub fn sentence_end(doc: &Document, at: usize) -> Option<usize> {
         }
     }
     let sentence = &text[start..end];
-    if sentence.trim().is_empty() || !citations(sentence, doc.syntax).is_empty() || !cited_keys_any(sentence).is_empty() {
+    if sentence.trim().is_empty() || !citations(sentence, doc.draft.syntax).is_empty() || !cited_keys_any(sentence).is_empty() {
         return None;
     }
     Some(start + sentence.trim_end().len())
@@ -95,7 +93,7 @@ mod tests {
         let cursor = text_with_cursor.find('|').unwrap();
         let text = text_with_cursor.replace('|', "");
         let d = doc(name, &text);
-        slot_at(&d, cursor).map(|s| (d.text[s.command..s.key_start].to_string(), s.typed))
+        slot_at(&d, cursor).map(|s| (d.text()[s.command..s.key_start].to_string(), s.typed))
     }
 
     #[test]
@@ -126,11 +124,25 @@ mod tests {
         assert_eq!((q.title.as_str(), q.k), ("Tagging", 7));
     }
 
+    /// The query is the author's sentence: not the preamble, the heading
+    /// on the line above, or `\begin{document}` (once its terms held "end"
+    /// and "document").
+    #[test]
+    fn the_query_is_read_from_the_prose() {
+        let text = "\\documentclass{article}\n\\title{Query Completion}\n\\begin{document}\n\\maketitle\n\\section{Introduction}\n\
+                    Query auto-completion ranks completions of a typed prefix \\cite{sho";
+        let d = doc("a.tex", &format!("{text}}}.\n\\end{{document}}\n"));
+        let at = text.find("\\cite").unwrap();
+        let q = query_at(&d, at, text.len(), 5);
+        assert_eq!(q.context, "Query auto-completion ranks completions of a typed prefix [CIT].");
+        assert_eq!(q.title, "Query Completion");
+    }
+
     #[test]
     fn a_citation_goes_at_the_end_of_a_sentence_that_has_none() {
         let d = doc("a.tex", "We tag words with a tagger. It is \\cite{x} fast.");
         let end = sentence_end(&d, 5).unwrap();
-        assert_eq!(&d.text[..end], "We tag words with a tagger");
+        assert_eq!(&d.text()[..end], "We tag words with a tagger");
         assert_eq!(sentence_end(&d, 35), None, "the second sentence cites already");
     }
 }

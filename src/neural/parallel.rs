@@ -58,10 +58,7 @@ fn resolve_threads(env: Option<&str>, setting: Option<usize>, reserve: usize, co
     Ok(asked.clamp(1, max_threads(cores)))
 }
 
-/// The cores this process may use.
-pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+pub use crate::util::cores;
 
 /// Sizes the global pool, where model work runs, to `threads`. Only the
 /// first call of a process takes effect (the pool is built once); returns

@@ -118,7 +118,29 @@ pub const NO_MATCH: &str = "no paper in the library matched the query's words (i
 pub const MEANING_ONLY: &str =
     "no paper in the library matched the query's words; these are only near it by meaning (is it in the library's language?)";
 
+/// The notice of an answer from a library that holds no paper (in
+/// `library`; none: the default one), in place of [`NO_MATCH`]: what to
+/// run to fill it.
+pub fn empty_library_notice(library: Option<&std::path::Path>) -> String {
+    let cmd = |args: &str| match library {
+        Some(dir) => crate::util::citewise_command(dir, args),
+        None => format!("citewise {args}"),
+    };
+    format!("the library holds no papers yet: import some with `{}` (or `{}`)", cmd("import refs.bib"), cmd("import --zotero"))
+}
+
 impl Recommendations {
+    /// A complete answer with no paper from a library of `papers` papers:
+    /// when the library holds none, the notice says so (and what fills it)
+    /// instead of [`NO_MATCH`], which would blame the query's words.
+    pub fn noting_empty_library(mut self, papers: u64, library: Option<&std::path::Path>) -> Recommendations {
+        if self.complete && self.candidates.is_empty() && papers == 0 {
+            self.notices.retain(|n| n != NO_MATCH);
+            self.notices.insert(0, empty_library_notice(library));
+        }
+        self
+    }
+
     /// Says so in the notices when every stage ran and nothing was found
     /// (e.g. a query in a script the library's papers are not written in),
     /// or when the word-matching channels ran and found none of the papers
@@ -206,6 +228,25 @@ mod tests {
         let mut partial = answer(&[Bm25, Citation], &[&[Citation]]);
         partial.complete = false;
         assert!(partial.noting_no_results().notices.is_empty(), "early results of a stream say nothing yet");
+    }
+
+    /// No paper matched in a library of none is no fault of the query's
+    /// words: the notice says the library is empty and how to fill it.
+    #[test]
+    fn an_empty_library_is_said_to_be_empty() {
+        let empty = answer(&[Bm25], &[]).noting_no_results();
+        assert_eq!(empty.notices, [NO_MATCH]);
+        let said = empty.clone().noting_empty_library(0, None);
+        assert_eq!(
+            said.notices,
+            ["the library holds no papers yet: import some with `citewise import refs.bib` (or `citewise import --zotero`)"]
+        );
+        let lib = std::path::Path::new("/tmp/my lib");
+        assert!(empty.clone().noting_empty_library(0, Some(lib)).notices[0].contains("`citewise --library '/tmp/my lib' import refs.bib`"));
+        assert_eq!(empty.clone().noting_empty_library(3, None).notices, [NO_MATCH], "a library with papers: the words matched none");
+        let mut partial = answer(&[Bm25], &[]);
+        partial.complete = false;
+        assert!(partial.noting_empty_library(0, None).notices.is_empty(), "early results say nothing yet");
     }
 
     #[test]

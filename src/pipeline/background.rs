@@ -142,7 +142,12 @@ impl BackgroundEncoding {
         let stop = Arc::new(AtomicBool::new(false));
         let pace = Pace { busy, stop: stop.clone() };
         let waits = tx.clone();
+        // Another process wrote to the library while this waited: what it
+        // wrote (vectors an import computed) is read by opening again.
+        let others_wrote = Arc::new(AtomicBool::new(false));
+        let noted = others_wrote.clone();
         library.writing().tell_waits(move |holder| {
+            noted.store(true, Ordering::SeqCst);
             let _ = waits.send(EncodingEvent::Waiting { holder: holder.to_string() });
         });
         let _ = std::thread::Builder::new().name("citewise-encoding".into()).spawn(move || {
@@ -182,13 +187,13 @@ impl BackgroundEncoding {
                 })
                 .build();
             match pool {
-                Ok(pool) => pool.install(|| encode_phases(&library, &models, &options, &pace, &tx, took_over)),
+                Ok(pool) => pool.install(|| encode_phases(&library, &models, &options, &pace, &tx, took_over, &others_wrote)),
                 Err(_) => {
                     // No pool of its own: this thread, at its priority.
                     if low {
                         lower_priority();
                     }
-                    encode_phases(&library, &models, &options, &pace, &tx, took_over)
+                    encode_phases(&library, &models, &options, &pace, &tx, took_over, &others_wrote)
                 }
             }
         });
@@ -278,15 +283,25 @@ impl Progress<'_> {
 }
 
 /// Runs the phases in order, reporting as it goes. `took_over`: another
-/// front end encoded the library meanwhile, so a phase is `Covered` (the
-/// recommender opened again) even where nothing was left to encode here.
-fn encode_phases(library: &Library, models: &Models, options: &EncodingOptions, pace: &Pace, tx: &Sender<EncodingEvent>, took_over: bool) {
+/// front end encoded the library meanwhile; `others_wrote`: another process
+/// wrote to it while this one waited (an import's vectors). Then a phase is
+/// `Covered` (the recommender opened again) even where nothing was left to
+/// encode here.
+fn encode_phases(
+    library: &Library,
+    models: &Models,
+    options: &EncodingOptions,
+    pace: &Pace,
+    tx: &Sender<EncodingEvent>,
+    took_over: bool,
+    others_wrote: &AtomicBool,
+) {
     for &phase in &options.phases {
         if pace.stopped() {
             return;
         }
         match run_phase(phase, library, models, pace, tx) {
-            Ok(s) if s.embedded > 0 || took_over => {
+            Ok(s) if s.embedded > 0 || took_over || others_wrote.load(Ordering::SeqCst) => {
                 let _ = tx.send(EncodingEvent::Covered { phase, encoded: s.embedded });
             }
             Ok(_) => {}

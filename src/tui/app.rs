@@ -10,6 +10,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use super::config::{CiteSyntaxSetting, Config};
 use super::keymap::{Action, Key, Keymap};
+use super::placement::placed_citation;
 use super::theme::Theme;
 use crate::corpus::citation_markup::{citation_key, CiteSyntax, NotAKey};
 use crate::corpus::Paper;
@@ -59,6 +60,9 @@ pub struct CheckView {
     /// Enter showed the selected citation's findings, evidence and
     /// alternatives.
     pub details: bool,
+    /// The highlighted suggestion of the selected citation (an index into
+    /// [`CheckView::suggestions`]), which `a` applies.
+    pub suggestion: usize,
 }
 
 impl CheckView {
@@ -73,13 +77,29 @@ impl CheckView {
             let (fb, sb, lb) = key(b);
             fa.cmp(&fb).then(sa.total_cmp(&sb)).then(la.cmp(&lb))
         });
-        CheckView { report, order, selected: 0, details: false }
+        CheckView { report, order, selected: 0, details: false, suggestion: 0 }
     }
 
     /// The highlighted citation.
     pub fn current(&self) -> Option<&crate::check::CitationReport> {
         self.order.get(self.selected).map(|&i| &self.report.citations[i])
     }
+
+    /// The papers and keys offered for the highlighted citation, in the
+    /// order its details show them (finding by finding).
+    pub fn suggestions(&self) -> Vec<&crate::check::Suggestion> {
+        self.current().map(|c| c.findings.iter().flat_map(|f| &f.suggestions).collect()).unwrap_or_default()
+    }
+}
+
+/// A citation of the draft as the check found it: its key and where the
+/// key stands (1-based line and column, in characters). The text may have
+/// changed since: [`App`] finds the citation again before it rewrites it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitedAt {
+    pub key: String,
+    pub line: usize,
+    pub column: usize,
 }
 
 /// Work for the runtime.
@@ -94,6 +114,13 @@ pub enum Effect {
     Open(String),
     /// Check the draft's citations (off the UI thread).
     Check,
+    /// Export the library's paper `id` to the bibliography file, then cite
+    /// it in `citation`'s place under the key the file holds it by
+    /// ([`App::on_added_from_library`]).
+    AddFromLibrary {
+        id: String,
+        citation: CitedAt,
+    },
     /// Opens a citing document (at a page, where the viewer takes one).
     OpenFile {
         path: String,
@@ -131,7 +158,13 @@ pub struct App {
     results: Option<ResultsView>,
     /// Index into the visible (filtered) results.
     selected: usize,
+    /// The user chose the highlighted paper (moved to it, marked, or went
+    /// to its evidence) since the request's results began to arrive: later
+    /// stages keep it highlighted; otherwise the highlight stays on #1.
+    moved: bool,
     evidence_selected: usize,
+    /// How far the help overlay is scrolled (rows), where it does not fit.
+    help_scroll: u16,
     marked: BTreeSet<String>,
     filter: String,
     pending: Option<u64>,
@@ -166,6 +199,9 @@ pub struct AppSettings {
     /// Where the reranker runs, as the status bar shows it ([`reranker_device`]).
     pub device: String,
     pub library_papers: u64,
+    /// The library's directory, for the commands the editor suggests
+    /// (none: the default library).
+    pub library_dir: Option<PathBuf>,
     /// Command that opens a citing PDF at a page (`pdf_viewer` in the config).
     pub pdf_viewer: Option<String>,
 }
@@ -190,6 +226,7 @@ impl AppSettings {
             k: config.results,
             device: reranker_device(false, ""),
             library_papers,
+            library_dir: None,
             pdf_viewer: config.pdf_viewer.clone(),
         }
     }
@@ -227,7 +264,9 @@ impl App {
             overlay: Overlay::None,
             results: None,
             selected: 0,
+            moved: false,
             evidence_selected: 0,
+            help_scroll: 0,
             marked: BTreeSet::new(),
             filter: String::new(),
             pending: None,
@@ -299,6 +338,12 @@ impl App {
         self.evidence_selected
     }
 
+    /// How far the help overlay is scrolled, in rows (drawing stops at its
+    /// last row).
+    pub fn help_scroll(&self) -> u16 {
+        self.help_scroll
+    }
+
     pub fn is_marked(&self, id: &str) -> bool {
         self.marked.contains(id)
     }
@@ -362,6 +407,12 @@ impl App {
     /// Names where the reranker runs in the status bar ([`reranker_device`]).
     pub fn set_reranker_device(&mut self, device: String) {
         self.settings.device = device;
+    }
+
+    /// How many papers the library holds now (another process may import
+    /// while the editor runs).
+    pub fn set_library_papers(&mut self, papers: u64) {
+        self.settings.library_papers = papers;
     }
 
     /// The entries of the bibliography file (key, DOI, normalised title),
@@ -468,21 +519,184 @@ impl App {
         self.overlay = Overlay::Check;
     }
 
-    /// Keys of the check view: up and down, Enter for a citation's details
-    /// (again: back to the list), Esc closes.
-    fn on_check_key(&mut self, ev: KeyEvent) {
+    /// Keys of the check view: up and down (in a citation's details: among
+    /// its suggestions), Enter for a citation's details (again: back to the
+    /// list), `a` applies the highlighted suggestion (in the details), `b`
+    /// adds the cited paper from the library to the bibliography file, Esc
+    /// closes.
+    fn on_check_key(&mut self, ev: KeyEvent) -> Vec<Effect> {
         let Some(view) = &mut self.check else {
             self.overlay = Overlay::None;
-            return;
+            return Vec::new();
         };
         match ev.code {
             KeyCode::Esc | KeyCode::Char('q') if !view.details => self.overlay = Overlay::None,
             KeyCode::Esc | KeyCode::Enter if view.details => view.details = false,
-            KeyCode::Enter => view.details = true,
+            KeyCode::Enter => {
+                view.details = true;
+                view.suggestion = 0;
+            }
+            KeyCode::Down | KeyCode::Char('j') if view.details => view.suggestion = step(view.suggestion, view.suggestions().len(), true),
+            KeyCode::Up | KeyCode::Char('k') if view.details => view.suggestion = step(view.suggestion, view.suggestions().len(), false),
             KeyCode::Down | KeyCode::Char('j') => view.selected = step(view.selected, view.order.len(), true),
             KeyCode::Up | KeyCode::Char('k') => view.selected = step(view.selected, view.order.len(), false),
+            KeyCode::Char('a') => return self.apply_suggestion(),
+            KeyCode::Char('b') => return self.add_cited_paper(),
             _ => {}
         }
+        Vec::new()
+    }
+
+    /// The bibliography file's name, as the status bar says it.
+    fn bib_name(&self) -> String {
+        self.bib.file_name().map_or_else(|| self.bib.display().to_string(), |n| n.to_string_lossy().into_owned())
+    }
+
+    /// The first key bound to `action`, as the status bar names it.
+    fn key_label(&self, action: Action) -> String {
+        self.settings.keymap.keys_of(action).first().cloned().unwrap_or_else(|| format!("{action:?}"))
+    }
+
+    /// `a` in a citation's details: the highlighted suggestion takes the
+    /// citation's place. A paper of the library is exported to the
+    /// bibliography file first, and cited under the key the file holds it
+    /// by ([`App::on_added_from_library`]); a key alone (one the file holds,
+    /// a letter off the cited one) is written as it is, when it is a
+    /// citation key ([`citation_key`]).
+    fn apply_suggestion(&mut self) -> Vec<Effect> {
+        let Some(view) = &self.check else { return Vec::new() };
+        let Some(c) = view.current() else { return Vec::new() };
+        if !view.details {
+            self.status = "Enter shows the citation's suggestions; a applies the highlighted one".into();
+            return Vec::new();
+        }
+        let citation = CitedAt { key: c.key.clone(), line: c.line, column: c.column };
+        let Some(suggestion) = view.suggestions().get(view.suggestion).map(|s| (*s).clone()) else {
+            self.status = format!("nothing to apply: no paper or key is offered for `{}`", citation.key);
+            return Vec::new();
+        };
+        if !suggestion.id.is_empty() {
+            self.status = format!("adding `{}` from the library to {}…", suggestion.key, self.bib_name());
+            return vec![Effect::AddFromLibrary { id: suggestion.id, citation }];
+        }
+        let (rewritten, said) = self.rewrite_citation(&citation, &suggestion.key);
+        self.status = said;
+        if rewritten && self.overlay == Overlay::Check {
+            self.overlay = Overlay::None;
+        }
+        Vec::new()
+    }
+
+    /// `b` in the check view: the highlighted citation's paper, which the
+    /// library holds, is added to the bibliography file (and cited under
+    /// the key the file holds it by, where that is another).
+    fn add_cited_paper(&mut self) -> Vec<Effect> {
+        let Some(c) = self.check.as_ref().and_then(CheckView::current) else { return Vec::new() };
+        let citation = CitedAt { key: c.key.clone(), line: c.line, column: c.column };
+        let id = c.paper.as_ref().map(|p| p.id.clone());
+        let file = self.bib_name();
+        match id {
+            Some(id) => {
+                self.status = format!("adding `{}` from the library to {file}…", citation.key);
+                vec![Effect::AddFromLibrary { id, citation }]
+            }
+            None => {
+                self.status = format!("`{}` is not in the library: there is no entry to add to {file}", citation.key);
+                Vec::new()
+            }
+        }
+    }
+
+    /// A paper asked for with `a` or `b` was exported to the bibliography
+    /// file (or not): the citation `citation` then cites it under the key
+    /// the file holds it by, and the check view closes on the draft (F8
+    /// checks it again).
+    pub fn on_added_from_library(&mut self, result: Result<ExportReport, String>, citation: &CitedAt) {
+        let report = match result {
+            Ok(report) => report,
+            Err(e) => {
+                self.status = "not added to the bibliography (nothing was written)".into();
+                self.overlay = Overlay::Message { title: "Export failed".into(), lines: vec![e] };
+                return;
+            }
+        };
+        let Some(entry) = report.entries.first() else { return };
+        let (key, file) = (entry.key().to_string(), self.bib_name());
+        let added = matches!(entry, crate::export::Exported::Added(_));
+        if key == citation.key {
+            self.status = if added { format!("added `{key}` to {file}") } else { format!("`{key}` is already in {file}") };
+        } else {
+            let (_, said) = self.rewrite_citation(citation, &key);
+            let entry = if added { format!("added `{key}` to {file}") } else { format!("{file} holds it as `{key}`") };
+            self.status = format!("{entry}; {said}");
+        }
+        if self.overlay == Overlay::Check {
+            self.overlay = Overlay::None;
+        }
+    }
+
+    /// Rewrites the citation `at` with the key `new`, when `new` is a
+    /// citation key ([`citation_key`]) and the citation is still where the
+    /// check found it: whether it did, and the status bar's words on it.
+    fn rewrite_citation(&mut self, at: &CitedAt, new: &str) -> (bool, String) {
+        if let Err(refused) = citation_key(new, self.settings.cite_syntax) {
+            return (false, format!("`{}` on line {} is left as it is: {refused}", at.key, at.line));
+        }
+        let Some(range) = self.find_citation(at) else {
+            return (false, format!("the citation of `{}` on line {} is no longer there: cite `{new}`", at.key, at.line));
+        };
+        self.replace_in_text(range, new);
+        (true, format!("`{}` → `{new}` on line {} ({} checks again)", at.key, at.line, self.key_label(Action::CheckCitations)))
+    }
+
+    /// The byte range of the key of the citation `at` in the text as it is
+    /// now: the citation of its key on its line at its column, else the
+    /// only one of its key on that line.
+    fn find_citation(&self, at: &CitedAt) -> Option<std::ops::Range<usize>> {
+        let text = self.text();
+        let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        let mut on_line = Vec::new();
+        for (key, range) in crate::corpus::citation_markup::citations(&text, self.settings.cite_syntax) {
+            let line = starts.partition_point(|&s| s <= range.start);
+            if key != at.key || line != at.line {
+                continue;
+            }
+            if text[starts[line - 1]..range.start].chars().count() + 1 == at.column {
+                return Some(range);
+            }
+            on_line.push(range);
+        }
+        if on_line.len() == 1 {
+            on_line.pop()
+        } else {
+            None
+        }
+    }
+
+    /// Writes `new` over the text's bytes `range` (within a line) as an
+    /// edit of the text area, which the editor's undo takes back.
+    fn replace_in_text(&mut self, range: std::ops::Range<usize>, new: &str) {
+        let text = self.text();
+        let row = text[..range.start].matches('\n').count();
+        let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
+        let col = text[line_start..range.start].chars().count();
+        let old = text[range.clone()].chars().count();
+        self.editor.cancel_selection();
+        if let (Ok(r), Ok(c)) = (u16::try_from(row), u16::try_from(col)) {
+            self.editor.move_cursor(CursorMove::Jump(r, c));
+        }
+        if self.editor.cursor() == (row, col) {
+            self.editor.delete_str(old);
+            self.editor.insert_str(new);
+        } else {
+            // Past where a jump reaches: the text is made again.
+            let mut out = text;
+            out.replace_range(range, new);
+            self.editor = TextArea::new(to_lines(&out));
+            self.editor.set_wrap_mode(WrapMode::WordOrGlyph);
+            self.editor.set_max_histories(1000);
+        }
+        self.edited();
     }
 
     /// A request for the text went out as `id`: from now on results of
@@ -505,7 +719,7 @@ impl App {
             Some((start, end)) if start != end => selection_context(lines, start, end),
             _ => {
                 let c = self.editor.cursor();
-                cursor_context(lines, (c.0, c.1), self.settings.context_mode)
+                cursor_context(lines, (c.0, c.1), self.settings.context_mode, self.settings.cite_syntax)
             }
         };
         let (title, abstract_text) = self.global_context();
@@ -563,10 +777,16 @@ impl App {
         if Some(id) != self.pending && self.results.as_ref().is_none_or(|v| v.request != id) {
             return; // superseded
         }
-        // Keep the highlighted paper highlighted when a later stage of the
-        // same request reorders; a new request starts at the top.
+        // A new request starts at #1, and so does each later stage of it
+        // (the first result of the answer so far), unless the user chose
+        // another paper meanwhile: that one stays highlighted where the
+        // stage puts it.
         let same_request = self.results.as_ref().is_some_and(|v| v.request == id);
-        let keep = self.current().map(|c| c.id.clone()).filter(|_| same_request);
+        if !same_request {
+            self.moved = false;
+        }
+        let keep = self.current().map(|c| (c.id.clone(), self.evidence_selected)).filter(|_| same_request && self.moved);
+        let r = r.noting_empty_library(self.settings.library_papers, self.settings.library_dir.as_deref());
         let mut view = ResultsView {
             request: id,
             stage: r.stage.clone(),
@@ -584,8 +804,18 @@ impl App {
         if r.complete {
             self.pending = None;
         }
-        self.selected = keep.and_then(|id| self.visible().iter().position(|c| c.id == id)).unwrap_or(0);
-        self.evidence_selected = 0;
+        match keep.and_then(|(id, evidence)| self.visible().iter().position(|c| c.id == id).map(|i| (i, evidence))) {
+            Some((i, evidence)) => {
+                self.selected = i;
+                let n = self.current().map_or(0, |c| c.evidence.len());
+                self.evidence_selected = evidence.min(n.saturating_sub(1));
+            }
+            None => {
+                self.selected = 0;
+                self.evidence_selected = 0;
+                self.moved = false;
+            }
+        }
         if let Some(n) = self.results.as_ref().and_then(|v| v.notices.first()) {
             self.status = n.clone();
         }
@@ -630,8 +860,7 @@ impl App {
                     self.overlay = Overlay::Message { title: "Exported".into(), lines };
                 } else if cite {
                     let citation = self.settings.cite_syntax.format(&keys);
-                    self.editor.insert_str(&citation);
-                    self.edited();
+                    self.insert_citation(&citation);
                     self.focus = Focus::Editor;
                     self.status = format!("inserted {citation}");
                     self.marked.clear();
@@ -652,7 +881,11 @@ impl App {
     /// A key was pressed.
     pub fn on_key(&mut self, ev: KeyEvent) -> Vec<Effect> {
         match &self.overlay {
-            Overlay::Help | Overlay::Message { .. } => {
+            Overlay::Help => {
+                self.on_help_key(ev);
+                return Vec::new();
+            }
+            Overlay::Message { .. } => {
                 self.overlay = Overlay::None;
                 return Vec::new();
             }
@@ -680,10 +913,7 @@ impl App {
                 self.selected = 0;
                 return Vec::new();
             }
-            Overlay::Check => {
-                self.on_check_key(ev);
-                return Vec::new();
-            }
+            Overlay::Check => return self.on_check_key(ev),
             Overlay::None => {}
         }
         let in_lists = self.focus != Focus::Editor;
@@ -723,16 +953,21 @@ impl App {
                     return vec![Effect::Quit];
                 }
             }
-            Action::Help => self.overlay = Overlay::Help,
+            Action::Help => {
+                self.overlay = Overlay::Help;
+                self.help_scroll = 0;
+            }
             Action::CheckCitations => return vec![Effect::Check],
             Action::FocusResults => {
                 if self.results.is_some() {
                     self.focus = Focus::Results;
                 }
             }
-            Action::FocusEditor => self.focus = Focus::Editor,
+            // Back one pane: from the evidence to the results, from the results to the draft.
+            Action::FocusEditor => self.focus = if self.focus == Focus::Evidence { Focus::Results } else { Focus::Editor },
             Action::Down | Action::Up => {
                 let down = a == Action::Down;
+                self.moved = true;
                 if self.focus == Focus::Evidence {
                     let n = self.current().map_or(0, |c| c.evidence.len());
                     self.evidence_selected = step(self.evidence_selected, n, down);
@@ -743,15 +978,10 @@ impl App {
             }
             Action::ShowEvidence => {
                 self.focus = if self.focus == Focus::Evidence { Focus::Results } else { Focus::Evidence };
+                // Reading a paper's evidence chooses it: later stages keep it highlighted.
+                self.moved |= self.focus == Focus::Evidence;
             }
-            Action::Mark => {
-                if let Some(id) = self.current().map(|c| c.id.clone()) {
-                    if !self.marked.remove(&id) {
-                        self.marked.insert(id);
-                    }
-                    self.selected = step(self.selected, self.visible().len(), true);
-                }
-            }
+            Action::Mark => self.mark(),
             Action::Export => {
                 let papers = self.marked_papers();
                 if !papers.is_empty() {
@@ -791,6 +1021,60 @@ impl App {
             Action::RewriteKeys => self.rewrite_keys(),
         }
         Vec::new()
+    }
+
+    /// Marks or unmarks the highlighted paper; in the results list the
+    /// highlight then moves to the next paper (a list's idiom: Space, Space
+    /// marks two), in the evidence pane it stays.
+    fn mark(&mut self) {
+        let Some(id) = self.current().map(|c| c.id.clone()) else { return };
+        if !self.marked.remove(&id) {
+            self.marked.insert(id);
+        }
+        self.moved = true;
+        if self.focus != Focus::Evidence {
+            self.selected = step(self.selected, self.visible().len(), true);
+            self.evidence_selected = 0;
+        }
+    }
+
+    /// Keys of the help overlay: ↓/↑ (j/k) scroll it where it does not fit;
+    /// any other key closes it.
+    fn on_help_key(&mut self, ev: KeyEvent) {
+        // Drawing stops at the help's last row; this bounds the count.
+        let most = u16::try_from(2 * self.settings.keymap.help().len() + 8).unwrap_or(u16::MAX);
+        match ev.code {
+            KeyCode::Down | KeyCode::Char('j') => self.help_scroll = (self.help_scroll + 1).min(most),
+            KeyCode::Up | KeyCode::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
+            _ => {
+                self.overlay = Overlay::None;
+                self.help_scroll = 0;
+            }
+        }
+    }
+
+    /// Inserts `citation` at the cursor where the draft's syntax puts one
+    /// ([`placed_citation`]: before the full stop the cursor follows, tied
+    /// to the word before it: `text~\cite{x}.`). With text selected (the
+    /// query's context), it goes at the end of the selection, which stays
+    /// in the text.
+    fn insert_citation(&mut self, citation: &str) {
+        if let Some((_, (row, col))) = self.editor.selection_range() {
+            self.editor.cancel_selection();
+            if let (Ok(r), Ok(c)) = (u16::try_from(row), u16::try_from(col)) {
+                self.editor.move_cursor(CursorMove::Jump(r, c));
+            }
+        }
+        let c = self.editor.cursor();
+        let (row, col) = (c.0, c.1);
+        let before: String = self.editor.lines().get(row).map(|l| l.chars().take(col).collect::<String>()).unwrap_or_default();
+        let (replaced, written) = placed_citation(&before, citation, self.settings.cite_syntax);
+        for _ in 0..replaced {
+            self.editor.move_cursor(CursorMove::Back);
+        }
+        self.editor.delete_str(replaced);
+        self.editor.insert_str(&written);
+        self.edited();
     }
 
     /// Moves the editor cursor to the end of the text.
@@ -1049,5 +1333,234 @@ mod tests {
         let screen = t.backend().to_string();
         assert!(screen.contains(" GPU: wgpu on Radeon (IntegratedGpu, Vulkan) · 2 papers"), "{screen}");
         assert!(!screen.contains("CPU"), "{screen}");
+    }
+
+    fn stage(name: &str, complete: bool, c: Vec<Candidate>) -> Recommendations {
+        Recommendations { stage: name.into(), complete, candidates: c, ..Default::default() }
+    }
+
+    fn ids(app: &App) -> Vec<&str> {
+        app.visible().iter().map(|c| c.id.as_str()).collect()
+    }
+
+    /// After F5 the highlight (and so the evidence pane) is on #1 of the
+    /// answer as each stage arrives, not on the paper BM25 put first;
+    /// a paper the user moved to stays highlighted where the stage puts it.
+    #[test]
+    fn the_highlight_follows_the_first_result_unless_the_user_moved() {
+        let mut app = App::new("Query completion.", None, "refs.bib".into(), settings());
+        let papers = |order: &[&str]| -> Vec<Candidate> {
+            order.iter().map(|id| candidate(id, id, "A B", 2000, &format!("Paper {id}"), "")).collect()
+        };
+        app.on_requested(1);
+        app.on_results(1, stage("bm25", false, papers(&["a", "b", "c"])));
+        assert_eq!(app.current().unwrap().id, "a");
+        app.on_results(1, stage("rerank", true, papers(&["c", "a", "b"])));
+        assert_eq!((app.selected(), app.current().unwrap().id.as_str()), (0, "c"), "#1 of the final answer");
+        // The user moves to another paper while the stages come: it stays chosen.
+        app.on_requested(2);
+        app.on_results(2, stage("bm25", false, papers(&["a", "b", "c"])));
+        app.on_key(key(KeyCode::Tab));
+        app.on_key(key(KeyCode::Down));
+        assert_eq!(app.current().unwrap().id, "b");
+        app.on_results(2, stage("rerank", true, papers(&["c", "a", "b"])));
+        assert_eq!((app.selected(), app.current().unwrap().id.as_str()), (2, "b"));
+        // A new request starts at #1 again.
+        app.on_requested(3);
+        app.on_results(3, stage("bm25", false, papers(&["b", "a"])));
+        app.on_results(3, stage("rerank", true, papers(&["a", "b"])));
+        assert_eq!(app.current().unwrap().id, "a");
+        assert_eq!(ids(&app), ["a", "b"]);
+    }
+
+    /// Esc goes back one pane: from the evidence to the results (where
+    /// letters are keys, not text), from the results to the draft.
+    #[test]
+    fn esc_in_the_evidence_pane_goes_back_to_the_results() {
+        let mut app = App::new("Text.", None, "refs.bib".into(), settings());
+        app.on_requested(1);
+        app.on_results(1, results(vec![candidate("a", "k", "A B", 2000, "One", ""), candidate("b", "k2", "C D", 2001, "Two", "")]));
+        app.on_key(key(KeyCode::Tab));
+        app.on_key(key(KeyCode::Enter));
+        assert_eq!(app.focus(), Focus::Evidence);
+        app.on_key(key(KeyCode::Esc));
+        assert_eq!(app.focus(), Focus::Results);
+        app.on_key(key(KeyCode::Char('x')));
+        assert_eq!(app.text(), "Text.", "nothing typed into the draft");
+        app.on_key(key(KeyCode::Esc));
+        assert_eq!(app.focus(), Focus::Editor);
+        app.on_key(key(KeyCode::Char('x')));
+        assert_eq!(app.text(), "xText.");
+    }
+
+    /// Space marks the paper and moves to the next one in the results (the
+    /// help says so); in the evidence pane it marks and stays.
+    #[test]
+    fn space_marks_and_moves_on_in_the_results_and_the_help_says_so() {
+        let mut app = App::new("Text.", None, "refs.bib".into(), settings());
+        app.on_requested(1);
+        let three = vec![
+            candidate("a", "k", "A B", 2000, "One", ""),
+            candidate("b", "k2", "C D", 2001, "Two", ""),
+            candidate("c", "k3", "E F", 2002, "Three", ""),
+        ];
+        app.on_results(1, results(three));
+        app.on_key(key(KeyCode::Tab));
+        app.on_key(key(KeyCode::Char(' ')));
+        assert!(app.is_marked("a"));
+        assert_eq!(app.current().unwrap().id, "b", "marking moved on");
+        app.on_key(key(KeyCode::Enter));
+        app.on_key(key(KeyCode::Char(' ')));
+        assert!(app.is_marked("b"));
+        assert_eq!(app.current().unwrap().id, "b", "in the evidence pane the paper stays");
+        let help = app.settings().keymap.help();
+        let (_, mark) = help.iter().find(|(k, _)| k == "Space").unwrap();
+        assert!(mark.contains("then the next"), "{mark}");
+    }
+
+    fn exported(keys: &[&str]) -> ExportReport {
+        let entries = keys.iter().map(|k| crate::export::Exported::Added((*k).into())).collect();
+        ExportReport { file: "refs.bib".into(), entries, backup: None }
+    }
+
+    /// The inserted citation goes before the full stop the cursor follows,
+    /// tied to its word (`text~\cite{x}.`), in LaTeX; Pandoc's and Typst's
+    /// with a space.
+    #[test]
+    fn an_inserted_citation_goes_before_the_full_stop_tied_to_its_word() {
+        let mut app = App::new("Completion helps.", None, "refs.bib".into(), settings());
+        app.cursor_to_end();
+        app.on_exported(Ok(exported(&["a1", "b2"])), true);
+        assert_eq!(app.text(), "Completion helps~\\cite{a1,b2}.");
+        assert_eq!(app.status(), "inserted \\cite{a1,b2}");
+        // Typing goes on after the full stop.
+        type_text(&mut app, " More");
+        assert_eq!(app.text(), "Completion helps~\\cite{a1,b2}. More");
+        // Mid-sentence, after a word and its space.
+        let mut app = App::new("as in BM25 and more", None, "refs.bib".into(), settings());
+        app.cursor_to_end();
+        for _ in 0.."and more".len() {
+            app.on_key(key(KeyCode::Left));
+        }
+        app.on_exported(Ok(exported(&["x"])), true);
+        assert_eq!(app.text(), "as in BM25~\\cite{x} and more");
+        let mut md = AppSettings::defaults(2);
+        md.cite_syntax = CiteSyntax::Markdown;
+        let mut app = App::new("Completion helps.", None, "refs.bib".into(), md);
+        app.cursor_to_end();
+        app.on_exported(Ok(exported(&["a1"])), true);
+        assert_eq!(app.text(), "Completion helps [@a1].");
+    }
+
+    /// F5 on a library of no papers says so, and what fills it, not that
+    /// the query's words matched nothing.
+    #[test]
+    fn f5_on_an_empty_library_says_the_library_is_empty() {
+        let no_match = || Recommendations { notices: vec![crate::pipeline::answer::NO_MATCH.into()], ..results(Vec::new()) };
+        let mut app = App::new("Text.", None, "refs.bib".into(), AppSettings::defaults(0));
+        app.on_requested(1);
+        app.on_results(1, no_match());
+        assert_eq!(
+            app.status(),
+            "the library holds no papers yet: import some with `citewise import refs.bib` (or `citewise import --zotero`)"
+        );
+        // Once an import beside the editor filled it, the words are to blame.
+        app.set_library_papers(12);
+        app.on_requested(2);
+        app.on_results(2, no_match());
+        assert_eq!(app.status(), crate::pipeline::answer::NO_MATCH);
+    }
+
+    /// A check of `text` as the runner reports it: one citation of `key`
+    /// (the library's paper `paper`, or none) with one finding that offers
+    /// `offered`.
+    fn check_of(text: &str, key: &str, paper: Option<&str>, offered: Vec<crate::check::Suggestion>) -> crate::check::Report {
+        use crate::check::{CitationReport, Finding, Kind, PaperRef, Report, Severity};
+        let start = text.find(key).unwrap();
+        let line = text[..start].matches('\n').count() + 1;
+        let column = text[..start].rsplit('\n').next().unwrap().chars().count() + 1;
+        let finding = Finding {
+            kind: Kind::UnknownKey,
+            severity: Severity::Error,
+            key: key.into(),
+            line,
+            column,
+            range: start..start + key.len(),
+            message: format!("`{key}` is not in refs.bib"),
+            fix: "cite a key refs.bib holds".into(),
+            suggestions: offered,
+            library_title: None,
+            keep: None,
+            best_match: None,
+        };
+        let paper = paper.map(|id| PaperRef { id: id.into(), title: "Neural Query Auto-Completion".into(), year: Some(2017) });
+        let citation = CitationReport {
+            key: key.into(),
+            line,
+            column,
+            sentence: "Ranking [CIT] helps.".into(),
+            paper,
+            support: None,
+            signals: None,
+            findings: vec![finding.clone()],
+        };
+        Report { file: "draft.tex".into(), citations: vec![citation], findings: vec![finding], notices: Vec::new() }
+    }
+
+    fn offered(key: &str, id: &str) -> crate::check::Suggestion {
+        let why = "near miss".to_string();
+        crate::check::Suggestion { key: key.into(), id: id.into(), title: String::new(), why, support: None, evidence: Vec::new() }
+    }
+
+    /// F8's view applies a suggestion (`a`, in a citation's details) and
+    /// adds the cited paper from the library to the bibliography file
+    /// (`b`), citing it under the key the file then holds it by.
+    #[test]
+    fn the_check_view_applies_suggestions_and_adds_papers_from_the_library() {
+        let text = "Ranking \\cite{mihalcea2004textrnk} helps.\nAgain \\cite{10.1145/3077136.3080758}.";
+        let mut app = App::new(text, None, "refs.bib".into(), settings());
+        let library_paper = offered("park2017neural", "doi:10.1145/3077136.3080758");
+        app.on_check_requested(1);
+        app.on_checked(1, check_of(text, "mihalcea2004textrnk", None, vec![library_paper, offered("mihalcea2004textrank", "")]));
+        assert!(app.on_key(key(KeyCode::Char('a'))).is_empty());
+        assert!(app.status().starts_with("Enter shows the citation's suggestions"), "{}", app.status());
+        app.on_key(key(KeyCode::Enter));
+        // A paper of the library: exported first.
+        let first = CitedAt { key: "mihalcea2004textrnk".into(), line: 1, column: 15 };
+        let effects = app.on_key(key(KeyCode::Char('a')));
+        assert_eq!(effects, [Effect::AddFromLibrary { id: "doi:10.1145/3077136.3080758".into(), citation: first }]);
+        // A key alone: written at once.
+        app.on_key(key(KeyCode::Char('j')));
+        assert_eq!(app.check_view().unwrap().suggestion, 1);
+        assert!(app.on_key(key(KeyCode::Char('a'))).is_empty());
+        assert_eq!(app.text(), "Ranking \\cite{mihalcea2004textrank} helps.\nAgain \\cite{10.1145/3077136.3080758}.");
+        assert_eq!(app.status(), "`mihalcea2004textrnk` → `mihalcea2004textrank` on line 1 (F8 checks again)");
+        assert_eq!(*app.overlay(), Overlay::None);
+        assert!(app.is_dirty());
+
+        // `b`: the cited paper goes to the bibliography file, and the citation takes the key it got there.
+        let doi = "10.1145/3077136.3080758";
+        app.on_check_requested(2);
+        app.on_checked(2, check_of(&app.text(), doi, Some("doi:10.1145/3077136.3080758"), Vec::new()));
+        let second = CitedAt { key: doi.into(), line: 2, column: 13 };
+        let effects = app.on_key(key(KeyCode::Char('b')));
+        assert_eq!(effects, [Effect::AddFromLibrary { id: "doi:10.1145/3077136.3080758".into(), citation: second.clone() }]);
+        app.on_added_from_library(Ok(exported(&["park2017neural"])), &second);
+        assert_eq!(app.text(), "Ranking \\cite{mihalcea2004textrank} helps.\nAgain \\cite{park2017neural}.");
+        assert_eq!(app.status(), format!("added `park2017neural` to refs.bib; `{doi}` → `park2017neural` on line 2 (F8 checks again)"));
+        assert_eq!(*app.overlay(), Overlay::None);
+
+        // A citation the library lacks has nothing to add; a key that is no key is not written.
+        let text = app.text();
+        app.on_check_requested(3);
+        app.on_checked(3, check_of(&text, "park2017neural", None, vec![offered("new}\\input{x", "")]));
+        assert!(app.on_key(key(KeyCode::Char('b'))).is_empty());
+        assert_eq!(app.status(), "`park2017neural` is not in the library: there is no entry to add to refs.bib");
+        app.on_key(key(KeyCode::Enter));
+        app.on_key(key(KeyCode::Char('a')));
+        assert_eq!(app.text(), text);
+        let said = "`park2017neural` on line 2 is left as it is: `new}\\input{x` is not a citation key";
+        assert!(app.status().starts_with(said), "{}", app.status());
+        assert_eq!(*app.overlay(), Overlay::Check, "the view stays open");
     }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::JoinHandle;
 
+use super::app::CitedAt;
 use crate::corpus::Paper;
 use crate::error::Result;
 use crate::export::bibfile::{entries_of, planned_keys};
@@ -23,10 +24,15 @@ pub enum ExportEvent {
     Exported { result: Result<ExportReport, String>, cite: bool, entries: Option<BibEntries> },
     /// The keys papers have or would get, for the clipboard.
     Keys(Result<Vec<String>, String>),
+    /// A paper of the library was exported for the draft's citation
+    /// `citation` (the check view's `a` and `b`), or not; `entries` as for
+    /// [`ExportEvent::Exported`].
+    ExportedFor { result: Result<ExportReport, String>, citation: CitedAt, entries: Option<BibEntries> },
 }
 
 enum Job {
     Export { file: PathBuf, papers: Vec<Paper>, style: KeyStyle, cite: bool },
+    ExportFor { file: PathBuf, papers: Vec<Paper>, style: KeyStyle, citation: CitedAt },
     Keys { file: PathBuf, papers: Vec<Paper>, style: KeyStyle },
 }
 
@@ -61,6 +67,12 @@ impl Exporter {
     /// Queues an export of `papers` to `file`; returns at once.
     pub fn export(&self, file: PathBuf, papers: Vec<Paper>, style: KeyStyle, cite: bool) {
         self.send(Job::Export { file, papers, style, cite });
+    }
+
+    /// Queues an export of `papers` to `file` for the draft's citation
+    /// `citation`; returns at once.
+    pub fn export_for(&self, file: PathBuf, papers: Vec<Paper>, style: KeyStyle, citation: CitedAt) {
+        self.send(Job::ExportFor { file, papers, style, citation });
     }
 
     /// Queues working out the keys `papers` have or would get in `file`.
@@ -100,6 +112,10 @@ fn run(export: &ExportFn, jobs: Receiver<Job>, events: Sender<ExportEvent>) {
             Job::Export { file, papers, style, cite } => {
                 let result = export(&file, &papers, style).map_err(|e| e.to_string());
                 ExportEvent::Exported { result, cite, entries: entries_of(&file).ok() }
+            }
+            Job::ExportFor { file, papers, style, citation } => {
+                let result = export(&file, &papers, style).map_err(|e| e.to_string());
+                ExportEvent::ExportedFor { result, citation, entries: entries_of(&file).ok() }
             }
             Job::Keys { file, papers, style } => ExportEvent::Keys(planned_keys(&file, &papers, style).map_err(|e| e.to_string())),
         };

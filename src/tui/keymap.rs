@@ -60,11 +60,11 @@ actions! {
     Quit: Global, ["ctrl-q"], "quit (twice if there are unsaved changes)";
     Help: Lists, ["?", "f1"], "show or hide this help";
     FocusResults: Global, ["tab"], "move to the results";
-    FocusEditor: Lists, ["esc"], "back to the editor";
+    FocusEditor: Lists, ["esc"], "back: Evidence → Results → the editor";
     Down: Lists, ["j", "down"], "next paper / evidence";
     Up: Lists, ["k", "up"], "previous paper / evidence";
     ShowEvidence: Lists, ["enter", "tab"], "focus the evidence of the paper";
-    Mark: Lists, ["space"], "mark or unmark the paper";
+    Mark: Lists, ["space"], "mark or unmark the paper; in Results, then the next one";
     Export: Lists, ["e"], "export the marked papers' BibTeX";
     InsertCitation: Lists, ["c"], "insert the citation at the cursor";
     CopyKeys: Lists, ["y"], "copy the marked papers' keys";

@@ -15,6 +15,7 @@ pub mod exporter;
 pub mod keymap;
 pub mod latency;
 pub mod opener;
+pub mod placement;
 pub mod screen;
 pub mod text;
 pub mod theme;
@@ -84,7 +85,8 @@ pub fn prepare(opts: Options) -> Result<Session> {
         let dir = opts.draft.as_ref().and_then(|d| d.parent()).map(PathBuf::from).unwrap_or_default();
         dir.join("references.bib")
     });
-    let settings = AppSettings::from_config(&config, theme, opts.draft.as_deref(), library.papers().num_papers());
+    let mut settings = AppSettings::from_config(&config, theme, opts.draft.as_deref(), library.papers().num_papers());
+    settings.library_dir = Some(opts.library.clone());
     let mut app = App::new(&text, opts.draft.clone(), bib.clone(), settings);
     app.set_bib_entries(entries_of(&bib).unwrap_or_default());
     app.cursor_to_end();
@@ -210,7 +212,11 @@ impl Runtime<'_> {
             }
             while let Some(ev) = self.worker.try_recv() {
                 match ev {
-                    WorkerEvent::Stage { id, results, .. } => app.on_results(id, results),
+                    WorkerEvent::Stage { id, results, .. } => {
+                        // The runner read the library again before the request: as many papers as it holds now.
+                        app.set_library_papers(self.library.papers().num_papers());
+                        app.on_results(id, results);
+                    }
                     WorkerEvent::Failed { id, message, .. } => app.on_failed(id, message),
                     WorkerEvent::Checked { id, report, .. } => app.on_checked(id, *report),
                     WorkerEvent::Stopped { .. } | WorkerEvent::Finished { .. } => {}
@@ -270,6 +276,12 @@ impl Runtime<'_> {
                 app.set_status(format!("copied {text}"));
             }
             ExportEvent::Keys(Err(e)) => app.set_status(e),
+            ExportEvent::ExportedFor { result, citation, entries } => {
+                if let Some(entries) = entries {
+                    app.set_bib_entries(entries);
+                }
+                app.on_added_from_library(result, &citation);
+            }
         }
     }
 
@@ -311,6 +323,11 @@ impl Runtime<'_> {
                 self.exporter.export(app.bib().to_path_buf(), papers, app.settings().key_style, true);
             }
             Effect::CopyKeys(papers) => self.exporter.keys(app.bib().to_path_buf(), papers, app.settings().key_style),
+            Effect::AddFromLibrary { id, citation } => match self.library.papers().paper_by_id(&id) {
+                Ok(Some(paper)) => self.exporter.export_for(app.bib().to_path_buf(), vec![paper], app.settings().key_style, citation),
+                Ok(None) => app.set_status(format!("the library no longer holds `{id}`: nothing was added")),
+                Err(e) => app.set_status(format!("not added to the bibliography: {e}")),
+            },
             Effect::Open(link) => {
                 app.set_status(opener::spawn(&[opener::system_opener().to_string(), link.clone()], &link));
             }

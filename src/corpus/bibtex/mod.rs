@@ -10,6 +10,7 @@
 mod split;
 mod strings;
 mod text;
+mod values;
 
 use std::collections::HashMap;
 
@@ -20,6 +21,7 @@ pub use split::{split_blocks, RawBlock, MAX_DEPTH};
 use strings::StringTable;
 pub use text::clean_text;
 use text::{dotless_to_plain, escape_dollars};
+pub use values::map_field_values;
 
 /// Outcome for one entry of a file.
 #[derive(Debug)]
@@ -557,6 +559,33 @@ This free text is a comment, even with an email a@b.
         let (ps, _) = papers(r"@inproceedings{a, title={A \textbf{bold} \emph{claim}}, booktitle={Research \&amp; Development}}");
         assert_eq!(ps[0].title, "A bold claim");
         assert_eq!(ps[0].venue, "Research & Development");
+    }
+
+    /// ACM DL's BibTeX carries HTML: its entities and markup read as text
+    /// in every field, after the LaTeX (`\&amp;`, `{&}`).
+    #[test]
+    fn acm_html_reads_as_text() {
+        let (ps, skips) = papers(
+            r#"@inproceedings{10.1145/1,
+title = {X-CLE<span class="smallcaps SmallerCapital">a</span>VER: <i>Cross-Lingual</i> Search},
+booktitle = {Proceedings of the 40th International ACM SIGIR Conference on Research &amp; Development in Information Retrieval},
+abstract = {Gains (p &lt; 0.05) in 70% of cases.<p>Second paragraph with $M &lt; N$ microphones.</p>},
+author = {M&uuml;ller, J&ouml;rg and Smith, Ann},
+keywords = {R&amp;D, search &amp; ranking},
+}
+@article{k2, title = {Search {&} Rescue \&amp; 30&lt;sup&gt;th&lt;/sup&gt; a < b and c > d}}"#,
+        );
+        assert!(skips.is_empty(), "{skips:?}");
+        let p = &ps[0];
+        assert_eq!(p.title, "X-CLEaVER: Cross-Lingual Search");
+        assert_eq!(
+            p.venue,
+            "Proceedings of the 40th International ACM SIGIR Conference on Research & Development in Information Retrieval"
+        );
+        assert_eq!(p.abstract_text, "Gains (p < 0.05) in 70% of cases. Second paragraph with $M < N$ microphones.");
+        assert_eq!(p.authors, ["Jörg Müller", "Ann Smith"]);
+        assert_eq!(p.keywords, ["R&D", "search & ranking"]);
+        assert_eq!(ps[1].title, "Search & Rescue & 30th a < b and c > d");
     }
 
     #[test]

@@ -2,11 +2,16 @@
 
 /// Collapses white space, drops the braces that survive as literal text,
 /// keeps the argument of formatting commands (`\textbf{bold}` → `bold`)
-/// outside math, and decodes the HTML entities some exporters leave
-/// (`&amp;` → `&`).
+/// outside math, and reads the HTML some exporters leave as text (`&amp;` →
+/// `&`, `X-CLE<span class="smallcaps">a</span>VER` → `X-CLEaVER`:
+/// [`crate::corpus::html_text`]).
+///
+/// The order matters: the field parser has already read the LaTeX (`\&amp;`
+/// is `&amp;` by then, `{&}` is `&`), and the HTML is read before braces go,
+/// so that what a brace separates is never joined into an entity or a tag.
 pub fn clean_text(s: &str) -> String {
     let plain = drop_command_names(s);
-    let s = decode_html_entities(&plain);
+    let s = crate::corpus::html_text::html_to_text(&plain);
     let mut out = String::with_capacity(s.len());
     for word in s.split_whitespace() {
         if !out.is_empty() {
@@ -55,51 +60,6 @@ fn drop_command_names(s: &str) -> std::borrow::Cow<'_, str> {
     }
     out.push_str(&s[last..]);
     out.into()
-}
-
-/// `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;`, `&#NN;` and `&#xNN;`.
-pub fn decode_html_entities(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains('&') {
-        return s.into();
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        let decoded = tail.find(';').filter(|&end| end <= 10).and_then(|end| entity(&tail[1..end]).map(|c| (c, end)));
-        match decoded {
-            Some((c, end)) => {
-                out.push(c);
-                rest = &tail[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &tail[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out.into()
-}
-
-fn entity(name: &str) -> Option<char> {
-    match name {
-        "amp" => Some('&'),
-        "lt" => Some('<'),
-        "gt" => Some('>'),
-        "quot" => Some('"'),
-        "apos" => Some('\''),
-        "nbsp" => Some(' '),
-        _ => {
-            let num = name.strip_prefix('#')?;
-            let code = match num.strip_prefix(['x', 'X']) {
-                Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-                None => num.parse().ok()?,
-            };
-            char::from_u32(code).filter(|c| !c.is_control())
-        }
-    }
 }
 
 /// `\i` and `\j` (dotless i/j, as in `Garc{\'\i}a`) become plain letters,
@@ -156,7 +116,16 @@ mod tests {
     #[test]
     fn html_entities_are_decoded() {
         assert_eq!(clean_text("Research &amp; Development in IR"), "Research & Development in IR");
-        assert_eq!(decode_html_entities("a &lt;b&gt; &#233;t&#xE9; &unknown; & done"), "a <b> été &unknown; & done");
-        assert_eq!(decode_html_entities("&#0; &#x1b;"), "&#0; &#x1b;", "control characters are not produced");
+        assert_eq!(clean_text("a &lt; b &#233;t&#xE9; &unknown; & done"), "a < b été &unknown; & done");
+        assert_eq!(clean_text("&#0; &#x1b;"), "&#0; &#x1b;", "control characters are not produced");
+    }
+
+    #[test]
+    fn html_markup_is_dropped_and_its_text_kept() {
+        assert_eq!(clean_text(r#"X-CLE<span class="smallcaps SmallerCapital">a</span>VER"#), "X-CLEaVER");
+        assert_eq!(clean_text("A <i>new</i>  {BERT}<br>model: p &lt; 0.05"), "A new BERT model: p < 0.05");
+        assert_eq!(clean_text("a < b and c > d"), "a < b and c > d");
+        // Braces go after the HTML is read: they join nothing into an entity.
+        assert_eq!(clean_text("{&}amp; and &am{p};"), "&amp; and &amp;");
     }
 }

@@ -294,14 +294,16 @@ impl Zotero {
                 .map(|k| (k, KeySource::Native))
                 .or_else(|| self.better_bibtex.get(h.at.library, &h.at.key).cloned())
                 .or_else(|| key_in_extra(&extra).map(|k| (k, KeySource::Extra)));
+            // Rich text (`<i>`, `<span class="nocase">`) and entities read as text.
+            let plain = |s: &str| crate::corpus::html_text::html_to_text(s).trim().to_string();
             let paper = Paper {
                 doi: crate::corpus::paper::normalize_doi(&doi),
-                title: get("title"),
-                abstract_text: get("abstractNote"),
-                keywords: item_tags.clone(),
-                authors: creators.remove(&h.item_id).unwrap_or_default(),
+                title: plain(&get("title")),
+                abstract_text: plain(&get("abstractNote")),
+                keywords: item_tags.iter().map(|t| plain(t)).collect(),
+                authors: creators.remove(&h.item_id).unwrap_or_default().iter().map(|a| plain(a)).collect(),
                 year: year_of(&get("date")),
-                venue: VENUE_FIELDS.iter().map(|n| get(n)).find(|v| !v.is_empty()).unwrap_or_default(),
+                venue: VENUE_FIELDS.iter().map(|n| plain(&get(n))).find(|v| !v.is_empty()).unwrap_or_default(),
                 url: get("url"),
                 entry_type: entry_type(types.get(&h.item_id).map_or("", String::as_str)).to_string(),
                 ..Paper::default()

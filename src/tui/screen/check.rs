@@ -1,6 +1,7 @@
 //! The check view: the draft's citations, weakest support first, and for
 //! the highlighted one (Enter) its findings, what others cited its paper
-//! for and the papers that fit its sentence better.
+//! for and the papers that fit its sentence better; `a` applies the
+//! highlighted suggestion, `b` adds the cited paper to the bibliography.
 
 use ratatui::layout::{Margin, Rect};
 use ratatui::style::{Modifier, Style};
@@ -18,7 +19,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(Clear, r);
     let theme = &app.settings().theme;
     let (title, lines) = if view.details { details(view, app) } else { list(view, app, r.height.saturating_sub(2) as usize) };
-    let hint = if view.details { " Enter/Esc: back " } else { " j/k: move  Enter: evidence and alternatives  Esc: close " };
+    let hint = if view.details {
+        " j/k: suggestion  a: apply it  b: add the cited paper to the bibliography  Enter/Esc: back "
+    } else {
+        " j/k: move  Enter: evidence and suggestions  b: add the cited paper to the bibliography  Esc: close "
+    };
     frame.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }).block(
             Block::bordered()
@@ -84,6 +89,7 @@ fn details<'a>(view: &'a CheckView, app: &App) -> (String, Vec<Line<'a>>) {
             Span::raw(format!("{}{year}", display_safe(&p.title))),
         ]));
     }
+    let mut offered = 0;
     for f in &c.findings {
         lines.push(Line::styled(format!("{}: {}", f.kind.name(), display_safe(&f.message)), Style::new().fg(theme.accent)));
         if let Some(m) = &f.best_match {
@@ -93,7 +99,11 @@ fn details<'a>(view: &'a CheckView, app: &App) -> (String, Vec<Line<'a>>) {
         for s in &f.suggestions {
             let support = s.support.map_or_else(String::new, |x| format!(" (support {x:.2})"));
             let title = if s.title.is_empty() { String::new() } else { format!(" “{}”", display_safe(&s.title)) };
-            lines.push(Line::raw(format!("  → {}{title}{support}: {}", display_safe(&s.key), s.why)));
+            // The suggestion `a` applies stands out.
+            let chosen = Style::new().fg(theme.focus).add_modifier(Modifier::REVERSED);
+            let style = if offered == view.suggestion { chosen } else { Style::new() };
+            offered += 1;
+            lines.push(Line::styled(format!("  → {}{title}{support}: {}", display_safe(&s.key), s.why), style));
             for e in &s.evidence {
                 lines.push(Line::styled(format!("      cited for: “{}”", display_safe(e)), Style::new().fg(theme.muted)));
             }

@@ -21,11 +21,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
         (Some(r), _) => format!(" {} papers ", visible.len()) + if r.complete { "" } else { "(partial) " },
         (None, _) => String::new(),
     };
-    let filter = if app.filter().is_empty() { String::new() } else { format!(" filter: {} ", app.filter()) };
+    let bottom = if !app.filter().is_empty() {
+        format!(" filter: {} ", app.filter())
+    } else if app.focus() == Focus::Results && app.results().is_some() {
+        keys_hint(app)
+    } else {
+        String::new()
+    };
     let block = Block::bordered()
         .title(" Results ")
         .title(Line::from(stage).right_aligned())
-        .title_bottom(filter)
+        .title_bottom(bottom)
         .border_style(border(app, Focus::Results));
     if app.results().is_none() {
         let keys = app.settings().keymap.keys_of(crate::tui::keymap::Action::AskCitations).join(" or ");
@@ -89,6 +95,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let list = List::new(items).block(block).highlight_style(Style::new().bg(app.settings().theme.selection_bg));
     let mut state = ListState::default().with_selected((!visible.is_empty()).then_some(app.selected()));
     frame.render_stateful_widget(list, area, &mut state);
+}
+
+/// What the list's keys do, on its lower border while it has the focus:
+/// marking moves on to the next paper.
+fn keys_hint(app: &App) -> String {
+    use crate::tui::keymap::Action;
+    let keys = |a: Action| app.settings().keymap.keys_of(a).join("/");
+    format!(" {}: mark, then next  {}: cite  {}: export ", keys(Action::Mark), keys(Action::InsertCitation), keys(Action::Export))
 }
 
 /// Cuts to `max` characters with an ellipsis.
