@@ -174,7 +174,7 @@ impl Context {
             works,
             outputs,
             coverage: line.coverage,
-            named: AlreadyCited::in_text(&line.context),
+            named: AlreadyCited::in_text(&line.context, &citewise::corpus::citation_markup::CiteGrammar::PLAIN),
             top,
             signals: Signals { rerank: line.ce, citation: line.cos, cited_for: line.cited_for },
             fusion: line.fusion,

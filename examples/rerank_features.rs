@@ -64,9 +64,9 @@ fn main() -> anyhow::Result<()> {
         let mut top = fuse(&lists, &rec.fusion());
         same_work::collapse(&mut top, lib.papers(), depth)?;
         let signals = stage.score(&lib, &prepared, &top, true, true)?;
-        let named = AlreadyCited::in_text(&prepared.query.context);
+        let named = AlreadyCited::in_text(&prepared.query.context, &prepared.query.grammar);
         let already_cited: Vec<&str> =
-            top.iter().filter(|t| t.paper.as_ref().is_some_and(|p| named.names(p))).map(|t| t.id.as_str()).collect();
+            top.iter().filter(|t| t.paper.as_ref().is_some_and(|p| named.cites(p, None))).map(|t| t.id.as_str()).collect();
         let coverage = stage.reranker().field.as_ref().map_or(1.0, |f| f.coverage_of(lib.papers(), &prepared.full_terms));
         let channels: serde_json::Map<String, serde_json::Value> = lists
             .iter()

@@ -17,6 +17,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod config;
 pub mod corpus;
 pub mod dirs;
 pub mod draft;
@@ -33,6 +34,7 @@ pub mod pipeline;
 pub mod project;
 pub mod ranking;
 pub mod runtime;
+pub mod testbed;
 pub mod tui;
 pub mod util;
 

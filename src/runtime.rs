@@ -28,6 +28,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender};
 
 use crate::library::Library;
+use crate::pipeline::stage::StageTimings;
 use crate::pipeline::{Models, Query, Recommendations, Recommender};
 
 /// What the runner reports about request `id` for `key`.
@@ -39,9 +40,9 @@ pub enum Event<K> {
     Failed { key: K, id: u64, message: String },
     /// The request was superseded or cancelled before it completed (queued,
     /// or stopped at a stage boundary); the wall time of the stages it ran.
-    Stopped { key: K, id: u64, timings: Vec<(String, Duration)> },
+    Stopped { key: K, id: u64, timings: StageTimings },
     /// The request ran every stage; the wall time of each.
-    Finished { key: K, id: u64, timings: Vec<(String, Duration)> },
+    Finished { key: K, id: u64, timings: StageTimings },
     /// A check of a draft's citations is done (its sentences scored, those
     /// unchanged since the key's last check taken from its cache).
     Checked { key: K, id: u64, report: Box<crate::check::Report> },
@@ -78,11 +79,12 @@ enum Job<K> {
     Reload,
 }
 
-/// A draft to check: its text and bibliography.
+/// A draft to check: its text, the grammar its citations are read with,
+/// and its bibliography.
 pub struct CheckRequest {
     pub file: String,
     pub text: String,
-    pub syntax: crate::corpus::citation_markup::CiteSyntax,
+    pub grammar: crate::corpus::citation_markup::CiteGrammar,
     pub bibliography: BibliographyOf,
 }
 
@@ -354,7 +356,7 @@ fn run<K: Clone + Eq + Hash>(
                 BibliographyOf::File(path) => crate::check::Bibliography::read(path).map(std::borrow::Cow::Owned),
             };
             let checked =
-                bib.and_then(|bib| crate::check::Checker::with_support(&rec).check_until(&r.file, &r.text, r.syntax, &bib, cache, &stop));
+                bib.and_then(|bib| crate::check::Checker::with_support(&rec).check_until(&r.file, &r.text, &r.grammar, &bib, cache, &stop));
             match checked {
                 Ok(Some(report)) => {
                     let _ = events.send(Event::Checked { key: c.key.clone(), id: c.id, report: Box::new(report) });
@@ -375,7 +377,7 @@ fn serve<K: Clone + Eq + Hash>(rec: &Recommender, key: K, id: u64, query: &Query
     // Evidence or papers another process imported meanwhile are used from
     // this request on (a reload that fails keeps what was there).
     let _ = rec.library().refresh();
-    let mut last: Option<(bool, Vec<(String, Duration)>)> = None;
+    let mut last: Option<(bool, StageTimings)> = None;
     let result = rec.recommend_streaming(query, &mut |results| {
         if !is_newest(newest, &key, id) {
             return false;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use citewise::index::vectors::VectorStore;
 use citewise::pipeline::background::{EncodingOptions, Phase};
 use citewise::pipeline::Models;
-use citewise::tui::latency::{input_latency, KeyLatency};
+use citewise::testbed::editor_latency::{input_latency, KeyLatency};
 
 #[test]
 fn the_editor_stays_responsive_while_the_library_is_encoded() {

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use citewise::corpus::citation_markup::CiteGrammar;
 use citewise::corpus::{bibtex, jsonl, source};
 use citewise::evidence::latex::{read_latex, Files};
 use citewise::evidence::link::Linker;
@@ -370,7 +371,7 @@ fn fuzz_markers_and_spans() {
             }
         }
         let _ = normalize(&text);
-        let _ = citewise::pipeline::query::strip_citations(&text);
+        let _ = citewise::pipeline::query::strip_citations(&text, &CiteGrammar::PLAIN);
     });
 }
 
@@ -381,7 +382,7 @@ fn fuzz_latex() {
         members.insert("main.tex".to_string(), b.to_vec());
         members.insert("refs.bib".to_string(), b"@article{a, title={A Paper}}\n@article{x, title={X}}".to_vec());
         let files = Files::Bundle(members);
-        if let Ok((doc, _)) = read_latex(&files, "main.tex", Path::new("main.tex")) {
+        if let Ok((doc, _)) = read_latex(&files, "main.tex", Path::new("main.tex"), &CiteGrammar::PLAIN) {
             let citing = CitingPaper { id: "d".into(), title: doc.title.clone(), year: None, file: None };
             for s in doc.citing_sentences(&citing) {
                 let _ = extract_spans(&s.text, &s.markers);
@@ -520,7 +521,7 @@ fn fuzz_project_paths() {
 /// items written as Zotero 7 writes them, and a file outside it that no
 /// input may make citewise touch.
 fn zotero_seed_dir() -> (tempfile::TempDir, PathBuf, PathBuf, Vec<u8>) {
-    use citewise::eval::zotero_db::{Era, NewItem, ZoteroDb};
+    use citewise::testbed::zotero_db::{Era, NewItem, ZoteroDb};
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("Zotero");
     let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();
@@ -617,31 +618,33 @@ fn fuzz_draft() {
     fuzz("draft", seeds, |b| {
         let text = text(b);
         for syntax in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
-            let draft = Draft::read_up_to(&text, syntax, 64);
+            // A wrapper command beside the `\cite` family, as a user's configuration names one.
+            let grammar = &CiteGrammar::of(syntax).with_wrappers(["refp"]);
+            let draft = Draft::read_up_to(&text, grammar, 64);
             assert!(draft.citations.len() <= 64);
-            for group in citation_groups(&text, syntax).iter().take(64) {
+            for group in citation_groups(&text, grammar).iter().take(64) {
                 assert!(group.range.end <= text.len() && text.is_char_boundary(group.range.start), "{:?}", group.range);
                 let _ = citing_sentence(&text, group.range.clone());
             }
             // The prose is as long as the draft, and its citations stand where they stood.
-            let reading = citewise::draft::read(&text, syntax, 64);
+            let reading = citewise::draft::read(&text, grammar, 64);
             assert_eq!(reading.prose.len(), text.len());
             for group in &reading.scan.groups {
                 assert!(reading.prose.get(group.range.clone()).is_some(), "{:?}", group.range);
                 let _ = citing_sentence(&reading.prose, group.range.clone());
             }
             let cut = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
-            let _ = open_citation(&text[..cut], syntax);
+            let _ = open_citation(&text[..cut], grammar);
         }
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
         for row in [0, lines.len() / 2, lines.len().saturating_sub(1)] {
             let col = lines.get(row).map_or(0, |l| l.chars().count() / 2);
             for mode in [ContextMode::Sentence, ContextMode::Paragraph] {
                 for syntax in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
-                    let _ = cursor_context(&lines, (row, col), mode, syntax);
+                    let _ = cursor_context(&lines, (row, col), mode, &CiteGrammar::of(syntax));
                 }
             }
         }
-        let _ = global_context(&text);
+        let _ = global_context(&text, &CiteGrammar::PLAIN);
     });
 }

@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use crate::corpus::citation_markup::CiteSyntax;
+use crate::corpus::citation_markup::CiteGrammar;
 use crate::draft::citing_sentence;
 
 /// One cited key.
@@ -35,6 +35,9 @@ pub struct CitingSentence {
 /// What a draft cites.
 #[derive(Debug, Clone, Default)]
 pub struct Draft {
+    /// The grammar it was read with (its syntax, its wrapper commands):
+    /// what else reads its sentences reads them with it.
+    pub grammar: CiteGrammar,
     pub citations: Vec<Citation>,
     pub sentences: Vec<CitingSentence>,
     /// Citations past the budget: counted, not read.
@@ -48,15 +51,16 @@ pub struct Draft {
 }
 
 impl Draft {
-    /// The draft's first [`crate::limits::CHECK_CITATIONS`] citations.
-    pub fn read(text: &str, syntax: CiteSyntax) -> Draft {
-        Draft::read_up_to(text, syntax, crate::limits::CHECK_CITATIONS)
+    /// The draft's first [`crate::limits::CHECK_CITATIONS`] citations,
+    /// read with `grammar`.
+    pub fn read(text: &str, grammar: &CiteGrammar) -> Draft {
+        Draft::read_up_to(text, grammar, crate::limits::CHECK_CITATIONS)
     }
 
     /// The draft's first `max` citations (the rest counted in `left_out`).
-    pub fn read_up_to(text: &str, syntax: CiteSyntax, max: usize) -> Draft {
-        let crate::draft::Reading { scan, prose } = crate::draft::read(text, syntax, max);
-        let mut draft = Draft { left_out: scan.keys_over, unread_over: scan.unread_over, ..Draft::default() };
+    pub fn read_up_to(text: &str, grammar: &CiteGrammar, max: usize) -> Draft {
+        let crate::draft::Reading { scan, prose } = crate::draft::read(text, grammar, max);
+        let mut draft = Draft { grammar: grammar.clone(), left_out: scan.keys_over, unread_over: scan.unread_over, ..Draft::default() };
         let mut lines = LineIndex::new(text);
         for group in scan.groups {
             let sentence = draft.sentences.len();
@@ -133,7 +137,7 @@ mod tests {
     #[test]
     fn keys_have_lines_columns_and_sentences() {
         let text = "\\section{Intro}\n\nTaggers are fast \\cite{a, b}.\nThey are accurate \\citep{a}.\n";
-        let d = Draft::read(text, CiteSyntax::Latex);
+        let d = Draft::read(text, &CiteGrammar::default());
         let places: Vec<(&str, usize, usize, usize)> = d.citations.iter().map(|c| (c.key.as_str(), c.line, c.column, c.sentence)).collect();
         assert_eq!(places, [("a", 3, 24, 0), ("b", 3, 27, 0), ("a", 4, 26, 1)]);
         assert_eq!(d.sentences[0].text, "Taggers are fast [CIT].");
@@ -149,7 +153,7 @@ mod tests {
         let text = "\\documentclass{article}\n\\begin{document}\n\\section{Introduction}\n\
                     Query auto-completion ranks completions \\cite{a}.\\label{x}\n% \\cite{gone}\n\
                     It personalises them \\cite{b}.\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n";
-        let d = Draft::read(text, CiteSyntax::Latex);
+        let d = Draft::read(text, &CiteGrammar::default());
         assert_eq!(d.keys(), ["a", "b"]);
         let sentences: Vec<&str> = d.sentences.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(sentences, ["Query auto-completion ranks completions [CIT].", "It personalises them [CIT]."]);
@@ -176,7 +180,7 @@ mod tests {
     #[test]
     fn citations_past_the_budget_are_counted_and_unread_ones_said() {
         let text = format!("A \\cite{{a,b}} and \\cite{{c}}.\n\nB \\cite{{d}}.\n\nC \\cite{{{}\n\nD.", vec!["k"; 3000].join(","));
-        let d = Draft::read_up_to(&text, CiteSyntax::Latex, 3);
+        let d = Draft::read_up_to(&text, &CiteGrammar::default(), 3);
         assert_eq!(d.keys(), ["a", "b", "c"]);
         assert_eq!((d.left_out, d.total()), (1, 4));
         assert_eq!(d.sentences.len(), 2);

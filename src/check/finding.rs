@@ -128,6 +128,16 @@ impl Finding {
         self.suggestions.iter().find(|s| s.why == FROM_LIBRARY && !s.id.is_empty())
     }
 
+    /// The key the library knows the paper of an unknown key by now (the
+    /// library renamed the cited key), when that is the finding: what the
+    /// language server's quick fix and the editor's rewrite write.
+    pub fn renamed_to(&self) -> Option<&str> {
+        if self.kind != Kind::UnknownKey {
+            return None;
+        }
+        self.suggestions.iter().find(|s| s.why == RENAMED).map(|s| s.key.as_str())
+    }
+
     /// One terminal line, `file:line:column: severity: kind: message`
     /// (control characters dropped), with the severity word as `paint`
     /// writes it (a front end's colour, or as it is).

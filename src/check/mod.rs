@@ -38,7 +38,8 @@ pub use finding::{Finding, Kind, Severity, Suggestion};
 pub use records::{BibFile, Bibliography, Resolved};
 pub use support::{Scored, Scorer, Support};
 
-use crate::corpus::citation_markup::{is_citation_key, CiteSyntax};
+use crate::corpus::citation_markup::{is_citation_key, CiteGrammar, CiteSyntax};
+use crate::corpus::work::same_doi;
 use crate::corpus::Paper;
 use crate::error::Result;
 use crate::index::paper_index::KeyStatus;
@@ -109,6 +110,21 @@ impl Report {
     pub fn exit_code(&self) -> i32 {
         i32::from(self.findings.iter().any(|f| f.severity >= Severity::Warning))
     }
+
+    /// The cited keys whose paper the library knows under another key now
+    /// ([`Finding::renamed_to`]), each once, in the order the draft first
+    /// cites them: (old, new).
+    pub fn renamed_keys(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for c in &self.citations {
+            for new in c.findings.iter().filter_map(Finding::renamed_to) {
+                if !out.iter().any(|(old, _)| *old == c.key) {
+                    out.push((c.key.clone(), new.to_string()));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The sentences scored so far, by their text and cited papers: checking a
@@ -151,19 +167,22 @@ pub struct Checker<'a> {
     known_keys: Option<Arc<Vec<String>>>,
     /// The key export writes for a paper (none: the library's own key).
     key_of: Option<KeyOf>,
+    /// Unknown keys get near misses (off: a check a front end makes at
+    /// once, for renamed keys).
+    look_for_near_misses: bool,
 }
 
 impl<'a> Checker<'a> {
     /// Record checks only (unknown keys, mismatches, duplicates, retractions).
     pub fn new(library: &'a Library) -> Checker<'a> {
-        Checker { library: Some(library), recommender: None, known_keys: None, key_of: None }
+        Checker { library: Some(library), recommender: None, known_keys: None, key_of: None, look_for_near_misses: true }
     }
 
     /// Record checks against the bibliography alone (no library: unknown
     /// keys, duplicates, retractions its entries flag); the report says
     /// that support and mismatches need a library ([`NO_LIBRARY`]).
     pub fn without_library() -> Checker<'static> {
-        Checker { library: None, recommender: None, known_keys: None, key_of: None }
+        Checker { library: None, recommender: None, known_keys: None, key_of: None, look_for_near_misses: true }
     }
 
     /// Suggestions, and entries added from the library, keyed as `key_of`
@@ -182,7 +201,14 @@ impl<'a> Checker<'a> {
 
     /// Record checks, support scores and suggestions from `rec`'s stages.
     pub fn with_support(rec: &'a Recommender) -> Checker<'a> {
-        Checker { library: Some(rec.library()), recommender: Some(rec), known_keys: None, key_of: None }
+        Checker { library: Some(rec.library()), recommender: Some(rec), known_keys: None, key_of: None, look_for_near_misses: true }
+    }
+
+    /// No near misses are looked for (the library's keys are not read): the
+    /// record checks of a front end that must answer at once.
+    pub fn without_near_misses(mut self) -> Checker<'a> {
+        self.look_for_near_misses = false;
+        self
     }
 
     /// A key the bibliography (its files known) lacks though the library has
@@ -191,10 +217,7 @@ impl<'a> Checker<'a> {
     /// `/`) or under the key export gives it.
     fn not_in_bibliography(&self, c: &citing::Citation, r: &Resolved, bib: &Bibliography) -> Option<Finding> {
         let record = r.record.as_ref().filter(|_| !r.declared && bib.known())?;
-        let in_bib = (!record.doi.is_empty())
-            .then(|| bib.papers.iter().find(|e| e.doi.eq_ignore_ascii_case(&record.doi)))
-            .flatten()
-            .map(|e| e.key.as_str());
+        let in_bib = bib.papers.iter().find(|e| same_doi(&e.doi, &record.doi)).map(|e| e.key.as_str());
         let writable = is_citation_key(&c.key, CiteSyntax::Latex) && !c.key.contains('/');
         let write_key = if writable { c.key.clone() } else { self.key_for(record, bib) };
         Some(rules::not_in_bibliography(c, record, bib, in_bib, &write_key))
@@ -203,7 +226,7 @@ impl<'a> Checker<'a> {
     /// The key to cite `p` by: the bibliography's key for its DOI, else
     /// the key export writes for it, else the library's.
     fn key_for(&self, p: &Paper, bib: &Bibliography) -> String {
-        let in_bib = (!p.doi.is_empty()).then(|| bib.papers.iter().find(|e| e.doi.eq_ignore_ascii_case(&p.doi))).flatten();
+        let in_bib = bib.papers.iter().find(|e| same_doi(&e.doi, &p.doi));
         match (in_bib, &self.key_of) {
             (Some(e), _) => e.key.clone(),
             (None, Some(key_of)) => (**key_of)(p),
@@ -211,10 +234,12 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Checks `text` (written in `syntax`) against `bib` and the library;
-    /// `cache` keeps the sentences scored for the next check of the draft.
-    pub fn check(&self, file: &str, text: &str, syntax: CiteSyntax, bib: &Bibliography, cache: &mut SupportCache) -> Result<Report> {
-        self.check_until(file, text, syntax, bib, cache, &|| false)?
+    /// Checks `text` (its citations read with `grammar`: the draft's
+    /// syntax and the wrapper commands the user's configuration names)
+    /// against `bib` and the library; `cache` keeps the sentences scored
+    /// for the next check of the draft.
+    pub fn check(&self, file: &str, text: &str, grammar: &CiteGrammar, bib: &Bibliography, cache: &mut SupportCache) -> Result<Report> {
+        self.check_until(file, text, grammar, bib, cache, &|| false)?
             .ok_or_else(|| crate::error::Error::Input("a check that never stops stopped".into()))
     }
 
@@ -224,12 +249,12 @@ impl<'a> Checker<'a> {
         &self,
         file: &str,
         text: &str,
-        syntax: CiteSyntax,
+        grammar: &CiteGrammar,
         bib: &Bibliography,
         cache: &mut SupportCache,
         stop: &dyn Fn() -> bool,
     ) -> Result<Option<Report>> {
-        let draft = Draft::read(text, syntax);
+        let draft = Draft::read(text, grammar);
         let papers = self.library.map(Library::papers);
         let entries = bib.entries_by_key();
         let declares = |key: &str| bib.declared.contains(key) || entries.contains_key(key);
@@ -238,7 +263,8 @@ impl<'a> Checker<'a> {
             resolved.insert(key.to_string(), Resolved::with_entry(key, entries.get(key).copied(), declares(key), papers)?);
         }
         let mut notices = draft_notices(file, &draft);
-        let (near, skipped) = self.near_misses(&draft, &resolved, bib, &declares)?;
+        let (near, skipped) =
+            if self.look_for_near_misses { self.near_misses(&draft, &resolved, bib, &declares)? } else { (HashMap::new(), 0) };
         if skipped > 0 {
             let limit = NEAR_MISS_WORK;
             notices.push(format!(
@@ -275,7 +301,7 @@ impl<'a> Checker<'a> {
                 findings: found,
             });
         }
-        let (missing, unnamed) = missing_bibliographies(file, text, syntax, bib);
+        let (missing, unnamed) = missing_bibliographies(file, text, grammar.syntax(), bib);
         findings.extend(missing);
         notices.extend(unnamed);
         findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.range.start.cmp(&b.range.start)));
@@ -382,7 +408,7 @@ impl<'a> Checker<'a> {
                         rules::shown(&c.key),
                         record.title,
                         support.score,
-                        plain_sentence(&sentence.text)
+                        plain_sentence(&sentence.text, &draft.grammar)
                     ),
                     "check that the paper says what the sentence claims; the papers below fit it better",
                 );
@@ -511,7 +537,7 @@ fn score_sentences(
         let scored = match cache.scored.get(&cache_key) {
             Some(hit) => Some(hit.clone()),
             None if stop() => return Ok(None),
-            None => match scorer.score(Query::new(s.text.clone()), &cache_key.1) {
+            None => match scorer.score(Query::new(s.text.clone()).with_grammar(draft.grammar.clone()), &cache_key.1) {
                 Ok(mut scored) => {
                     // A check reads the alternatives, never the fused list: not kept for each sentence.
                     scored.fused = Vec::new();
@@ -586,9 +612,64 @@ fn missing_file(text: &str, n: &crate::corpus::bibliography_names::BibliographyN
     }
 }
 
-/// A sentence as a reader says it: citation markup removed, and no space
-/// left before the punctuation that followed it.
-fn plain_sentence(text: &str) -> String {
-    let plain = crate::corpus::citation_markup::strip_citations(text);
+/// A sentence as a reader says it: citation markup (read with `grammar`)
+/// removed, and no space left before the punctuation that followed it.
+fn plain_sentence(text: &str, grammar: &CiteGrammar) -> String {
+    let plain = crate::corpus::citation_markup::strip_citations(text, grammar);
     [".", ",", ";", ":", "?", "!", ")"].iter().fold(plain, |s, p| s.replace(&format!(" {p}"), p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::paper::ZoteroOrigin;
+
+    /// A key the library renamed is the checker's finding (with or without
+    /// near misses): what the language server's quick fix and the editor's
+    /// rewrite read ([`Report::renamed_keys`]), each key once, in the
+    /// draft's order.
+    #[test]
+    fn keys_the_library_renamed_are_found_once_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = Library::open_or_create(dir.path()).unwrap();
+        let mut w = lib.papers().writer().unwrap();
+        for (key, former) in [("new2001", "old2001"), ("new1999", "old1999"), ("kept", "")] {
+            let zotero = (!former.is_empty()).then(|| ZoteroOrigin { former_keys: vec![former.into()], ..ZoteroOrigin::default() });
+            let title = format!("A paper of its own, keyed {key}");
+            w.upsert(&Paper { id: format!("z:{key}"), key: key.into(), title, zotero, ..Paper::default() }).unwrap();
+        }
+        w.finish().unwrap();
+        lib.papers().reload().unwrap();
+        let text = "As \\cite{old1999} and \\citep{kept, old2001, typo2001} show; again \\cite{old1999}.";
+        let bib = Bibliography::parse("@article{kept, title = {A paper of its own, keyed kept}}");
+        for checker in [Checker::new(&lib), Checker::new(&lib).without_near_misses()] {
+            let report = checker.check("draft.tex", text, &CiteGrammar::of(CiteSyntax::Latex), &bib, &mut SupportCache::default()).unwrap();
+            assert_eq!(report.renamed_keys(), [("old1999".to_string(), "new1999".to_string()), ("old2001".into(), "new2001".into())]);
+            let typo = report.findings.iter().find(|f| f.key == "typo2001").unwrap();
+            assert_eq!((typo.kind, typo.renamed_to()), (Kind::UnknownKey, None));
+        }
+    }
+
+    /// A wrapper command the configuration names is a citation to a check
+    /// given that grammar, and to no other check in the process (once a
+    /// process-wide list: whoever loaded a configuration set it for all).
+    #[test]
+    fn a_configured_wrapper_is_a_citation_only_where_it_is_configured() {
+        let text = "Taggers are fast \\refp{brants2000}, parsers slow \\cite{collins03}.";
+        let bib = Bibliography::parse("@article{collins03, title = {Parsing}}");
+        let keys = |grammar: &CiteGrammar| {
+            let report = Checker::without_library().check("draft.tex", text, grammar, &bib, &mut SupportCache::default()).unwrap();
+            report.citations.into_iter().map(|c| c.key).collect::<Vec<_>>()
+        };
+        let configured = CiteGrammar::of(CiteSyntax::Latex).with_wrappers(["refp"]);
+        assert_eq!(keys(&configured), ["brants2000", "collins03"]);
+        assert_eq!(keys(&CiteGrammar::of(CiteSyntax::Latex)), ["collins03"], "a check without the configuration");
+        assert_eq!(keys(&configured), ["brants2000", "collins03"], "the other check changed nothing");
+        let unknown = |grammar: &CiteGrammar| {
+            let report = Checker::without_library().check("draft.tex", text, grammar, &bib, &mut SupportCache::default()).unwrap();
+            report.findings.iter().any(|f| f.key == "brants2000" && f.kind == Kind::UnknownKey)
+        };
+        assert!(unknown(&configured), "the wrapper's key is checked against the bibliography");
+        assert!(!unknown(&CiteGrammar::of(CiteSyntax::Latex)));
+    }
 }

@@ -4,12 +4,12 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use crate::corpus::citation_markup::CiteSyntax;
+use crate::corpus::citation_markup::CiteGrammar;
 use serde::Serialize;
 
 use crate::library::import::{import, ImportOptions, Quiet};
 use crate::library::Library;
-use crate::pipeline::Models;
+use crate::pipeline::{Models, Stage};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -245,8 +245,8 @@ pub enum KeysEncoding {
 impl KeysEncoding {
     fn phases(self) -> Vec<crate::pipeline::background::Phase> {
         match self {
-            KeysEncoding::All => crate::tui::config::BackgroundEncodingSetting::All.phases(),
-            KeysEncoding::Fast => crate::tui::config::BackgroundEncodingSetting::Fast.phases(),
+            KeysEncoding::All => crate::config::BackgroundEncodingSetting::All.phases(),
+            KeysEncoding::Fast => crate::config::BackgroundEncodingSetting::Fast.phases(),
         }
     }
 }
@@ -306,7 +306,8 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             let encoding = encode.map(|e| crate::pipeline::background::EncodingOptions { phases: e.phases(), ..Default::default() });
             let threads = encoding.as_ref().map_or(0, |o| o.threads);
             let t = Instant::now();
-            let run = crate::tui::latency::input_latency(lib, models, *keys, std::time::Duration::from_millis(*gap_ms), encoding)?;
+            let run =
+                crate::testbed::editor_latency::input_latency(lib, models, *keys, std::time::Duration::from_millis(*gap_ms), encoding)?;
             let q = |p| crate::eval::metrics::quantile(&run.ms, p);
             let mut out =
                 serde_json::json!({"papers": papers, "keys": run.ms.len(), "p50_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)});
@@ -343,7 +344,7 @@ fn bench_check(library: Option<&std::path::Path>, bench: &std::path::Path, split
             Some(key) if cited.len() < citations && c.context.contains(CIT) => {
                 cited.push(c.context.replacen(CIT, &format!("\\cite{{{key}}}"), 1))
             }
-            _ => filler.push(crate::corpus::citation_markup::strip_citations(&c.context)),
+            _ => filler.push(crate::corpus::citation_markup::strip_citations(&c.context, &CiteGrammar::PLAIN)),
         }
     }
     let mut text = String::from("\\title{A draft}\n");
@@ -364,14 +365,14 @@ fn bench_check(library: Option<&std::path::Path>, bench: &std::path::Path, split
     let mut cache = SupportCache::default();
     // The models load on the first sentence checked: timed apart.
     let t = Instant::now();
-    checker.check("warm.tex", "Models load here \\cite{x}.", CiteSyntax::Latex, &bib, &mut SupportCache::default())?;
+    checker.check("warm.tex", "Models load here \\cite{x}.", &CiteGrammar::PLAIN, &bib, &mut SupportCache::default())?;
     let mut times = vec![("models loaded", t.elapsed().as_secs_f64())];
     let mut report = None;
     let changed =
         text.replacen(cited.first().map_or("", |s| s.as_str()), &format!("In short, {}", cited.first().map_or("", |s| s.as_str())), 1);
     for (what, draft) in [("from scratch", &text), ("unchanged", &text), ("one sentence changed", &changed)] {
         let t = Instant::now();
-        report = Some(checker.check("bench.tex", draft, CiteSyntax::Latex, &bib, &mut cache)?);
+        report = Some(checker.check("bench.tex", draft, &CiteGrammar::PLAIN, &bib, &mut cache)?);
         times.push((what, t.elapsed().as_secs_f64()));
     }
     let report = report.unwrap_or_default();
@@ -411,7 +412,7 @@ fn bench_check_scale(sizes: &[usize]) -> Result<()> {
         }
         let bib = Bibliography::parse(&bib);
         let t = Instant::now();
-        let report = Checker::new(&lib).check("bench.tex", &text, CiteSyntax::Latex, &bib, &mut SupportCache::default())?;
+        let report = Checker::new(&lib).check("bench.tex", &text, &CiteGrammar::PLAIN, &bib, &mut SupportCache::default())?;
         let seconds = t.elapsed().as_secs_f64();
         let out = serde_json::json!({
             "citations": n,
@@ -432,7 +433,7 @@ struct PipelineTimes {
     first: f64,
     fused: f64,
     last: f64,
-    stages: Vec<(String, f64)>,
+    stages: Vec<(Stage, f64)>,
 }
 
 /// Runs `bench` (which prints its rows as JSON, with `p50_ms`) on a pool of
@@ -501,7 +502,7 @@ fn bench_pipeline(
             rec.recommend_streaming(q, &mut |r| {
                 seen.push((t.elapsed().as_secs_f64() * 1000.0, r.complete));
                 if r.complete {
-                    stages = r.timings.iter().map(|(n, d)| (n.clone(), d.as_secs_f64() * 1000.0)).collect();
+                    stages = r.timings.iter().map(|(n, d)| (*n, d.as_secs_f64() * 1000.0)).collect();
                 }
                 true
             })?;
@@ -511,11 +512,11 @@ fn bench_pipeline(
             times.push(PipelineTimes { first: seen[0].0, fused, last, stages });
         }
         let col = |f: &dyn Fn(&PipelineTimes) -> f64| times.iter().map(f).collect::<Vec<f64>>();
-        let mut names: Vec<String> = Vec::new();
+        let mut names: Vec<Stage> = Vec::new();
         for t in &times {
             for (s, _) in &t.stages {
                 if !names.contains(s) {
-                    names.push(s.clone());
+                    names.push(*s);
                 }
             }
         }
@@ -523,7 +524,7 @@ fn bench_pipeline(
             .iter()
             .map(|s| {
                 (
-                    s.clone(),
+                    s.name().to_string(),
                     stat(&times.iter().flat_map(|t| t.stages.iter().filter(|(n, _)| n == s).map(|(_, ms)| *ms)).collect::<Vec<_>>()),
                 )
             })
@@ -545,7 +546,7 @@ fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: 
     let papers = lib.papers().num_papers();
     let contexts = crate::eval::harness::sample(crate::eval::harness::load_split(bench, split)?, n);
     let texts: Vec<String> = contexts.iter().map(|c| crate::eval::harness::query_of(c, false).context).collect();
-    let config = crate::tui::config::Config::default();
+    let config = crate::config::Config::default();
     // The server owns its models, as under `citewise lsp`.
     let options = crate::lsp::Options {
         library: lib,
@@ -555,23 +556,24 @@ fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: 
         results: config.results,
         // Latency as the server answers, with nothing encoded meanwhile.
         background: Vec::new(),
+        grammar: config.grammar(Default::default()),
     };
-    let t = crate::lsp::latency::completion_latency(options, &texts)?;
+    let t = crate::testbed::server_latency::completion_latency(options, &texts)?;
     let stat = |v: Vec<f64>| {
         let q = |p| crate::eval::metrics::quantile(&v, p);
         serde_json::json!({"p50_ms": q(0.5), "p95_ms": q(0.95)})
     };
-    let mut stages: Vec<String> = Vec::new();
+    let mut stages: Vec<Stage> = Vec::new();
     for x in &t {
         for (stage, _) in &x.stages {
             if !stages.contains(stage) {
-                stages.push(stage.clone());
+                stages.push(*stage);
             }
         }
     }
     let per_stage: serde_json::Map<String, serde_json::Value> = stages
         .iter()
-        .map(|s| (s.clone(), stat(t.iter().flat_map(|x| x.stages.iter().filter(|(n, _)| n == s).map(|(_, ms)| *ms)).collect())))
+        .map(|s| (s.name().to_string(), stat(t.iter().flat_map(|x| x.stages.iter().filter(|(n, _)| n == s).map(|(_, ms)| *ms)).collect())))
         .collect();
     println!(
         "{}",
@@ -589,7 +591,7 @@ fn bench_lsp(library: Option<&std::path::Path>, bench: &std::path::Path, split: 
 
 /// `bench lsp-storm`: a `citewise lsp` process of this binary (or of
 /// `--server`), stormed
-/// ([`crate::lsp::latency::storm`]).
+/// ([`crate::testbed::server_latency::storm`]).
 fn bench_lsp_storm(a: &LspStormArgs) -> Result<()> {
     let dir = library_dir(a.library.as_deref())?;
     let (papers, keys) = {
@@ -608,8 +610,9 @@ fn bench_lsp_storm(a: &LspStormArgs) -> Result<()> {
     if let Some(config) = &a.config {
         server.arg("--config").arg(config);
     }
-    let storm = crate::lsp::latency::Storm { changes: a.changes, bytes: a.kib << 10, completion_every: a.completion_every, keys };
-    let f = crate::lsp::latency::storm(server, &storm)?;
+    let storm =
+        crate::testbed::server_latency::Storm { changes: a.changes, bytes: a.kib << 10, completion_every: a.completion_every, keys };
+    let f = crate::testbed::server_latency::storm(server, &storm)?;
     let q = |p| crate::eval::metrics::quantile(&f.completion_ms, p);
     println!(
         "{}",
@@ -665,8 +668,8 @@ fn bench_evidence(library: Option<&std::path::Path>, paths: &[PathBuf]) -> Resul
 /// write it is its own figure): the first import, the same again with
 /// nothing changed, and again after one item's title changed.
 fn bench_zotero(path: &std::path::Path, n: usize, colliding: bool) -> Result<()> {
-    use crate::eval::zotero_db::{synthetic, Era};
     use crate::library::zotero::{sync, ZoteroOptions};
+    use crate::testbed::zotero_db::{synthetic, Era};
     anyhow::ensure!(n > 0, "--items must be at least 1");
     let mut papers = first_papers(path, n)?;
     if colliding {

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::check::{Bibliography, Checker, KeyOf, Report, SupportCache};
+use crate::check::{Bibliography, Checker, Report, SupportCache};
+use crate::config::Config;
+use crate::corpus::citation_markup::CiteSyntax;
 use crate::draft::Document;
-use crate::export::keys::KeyStyle;
 use crate::library::Library;
 use crate::pipeline::{Models, Recommender};
 use crate::util::printable;
@@ -39,12 +40,18 @@ pub struct CheckArgs {
 /// the bibliography alone).
 pub type LibraryOf = std::result::Result<Arc<Library>, String>;
 
-/// Runs the check (keys written in `key_style`, as export writes them);
-/// the exit code: 0 clean, 1 findings at warning or above.
-pub fn run(lib: &LibraryOf, a: &CheckArgs, models: &Models, key_style: KeyStyle) -> Result<u8> {
+/// Runs the check (keys written in the configuration's key style, as
+/// export writes them; citations read with its grammar); the exit code: 0
+/// clean, 1 findings at warning or above.
+pub fn run(lib: &LibraryOf, a: &CheckArgs, models: &Models, config: &Config) -> Result<u8> {
     let bytes = crate::corpus::source::read_bytes(&a.draft).with_context(|| format!("reading {}", a.draft.display()))?;
     let text = crate::corpus::source::decode_text(&bytes).text;
-    let doc = Document::of_file(&std::path::absolute(&a.draft).unwrap_or_else(|_| a.draft.clone()), text, None);
+    let doc = Document::of_file(
+        &std::path::absolute(&a.draft).unwrap_or_else(|_| a.draft.clone()),
+        text,
+        None,
+        &config.grammar(CiteSyntax::default()),
+    );
     let bib = bibliography(&doc, a)?;
     let recommender = match lib {
         Ok(lib) if !a.no_support => Some(Recommender::new(lib.clone(), models)),
@@ -55,9 +62,10 @@ pub fn run(lib: &LibraryOf, a: &CheckArgs, models: &Models, key_style: KeyStyle)
         (None, Ok(lib)) => Checker::new(lib),
         (None, Err(_)) => Checker::without_library(),
     };
-    let checker = checker.keyed_by(export_keys(bib.path.clone(), key_style));
+    let entries = bib.path.as_deref().and_then(|f| crate::export::bibfile::entries_of(f).ok()).map(Arc::new);
+    let checker = checker.keyed_by(crate::export::bibfile::export_keys(entries, config.key_style));
     let file = a.draft.display().to_string();
-    let mut report = checker.check(&file, &doc.text, doc.syntax, &bib, &mut SupportCache::default())?;
+    let mut report = checker.check(&file, &doc.text, &doc.grammar, &bib, &mut SupportCache::default())?;
     if let Err(why) = lib {
         report.notices.push(why.clone());
     }
@@ -94,15 +102,6 @@ fn bibliography(doc: &Document, a: &CheckArgs) -> Result<Bibliography> {
             .collect::<Result<_>>()?,
     };
     Bibliography::read_files(&files).with_context(|| format!("reading the bibliography of {}", a.draft.display()))
-}
-
-/// The key export writes for a paper in `file` (its key there when it
-/// holds the paper, else the key it would get in `key_style`).
-fn export_keys(file: Option<PathBuf>, key_style: KeyStyle) -> KeyOf {
-    Arc::new(move |p: &crate::corpus::Paper| {
-        let planned = file.as_deref().and_then(|f| crate::export::bibfile::planned_keys(f, std::slice::from_ref(p), key_style).ok());
-        planned.and_then(|k| k.into_iter().next()).unwrap_or_else(|| crate::export::keys::base_key(p, key_style))
-    })
 }
 
 /// Findings one per line (`file:line:column: severity: kind: message`),

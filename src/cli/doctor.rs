@@ -3,7 +3,7 @@ use std::path::Path;
 use anyhow::Result;
 use burn::tensor::Device;
 
-use crate::library::{check, Library};
+use crate::library::{health, Library};
 use crate::neural::bert::{Bert, BertConfig};
 use crate::neural::models::{models_dir, MODELS_ENV};
 use crate::pipeline::rerank::RerankStage;
@@ -32,12 +32,12 @@ pub struct DoctorArgs {
 pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
     println!("citewise {}", env!("CARGO_PKG_VERSION"));
     if args.repair {
-        for done in check::repair(library)? {
+        for done in health::repair(library)? {
             println!("repaired  {done}");
         }
     }
     print_dirs();
-    let report = check::inspect(library);
+    let report = health::inspect(library);
     print_library(library, &report)?;
     print_zotero(library);
     let models_missing = print_models(library, models)?;
@@ -119,18 +119,18 @@ fn print_dirs() {
 
 /// The library: papers, evidence spans, how much of it the citation
 /// channel covers.
-fn print_library(library: &Path, report: &check::Report) -> Result<()> {
+fn print_library(library: &Path, report: &health::Report) -> Result<()> {
     match Library::open(library) {
         Ok(lib) => {
             let ev = lib.evidence().stats()?;
             let papers = lib.papers().num_papers();
             println!("library   {} ({}, {})", library.display(), counted(papers, "paper"), counted(ev.spans, "evidence span"));
             let store = |name: &str| report.stores.iter().find(|(n, _)| *n == name).map(|(_, s)| *s);
-            let stand_ins = match store(check::STUDENT_STORE) {
+            let stand_ins = match store(health::STUDENT_STORE) {
                 Some(Some(s)) if s.live > 0 => format!(", {} with the student's stand-ins (`citewise embed` replaces them)", s.live),
                 _ => String::new(),
             };
-            match store(check::CITATION_STORE) {
+            match store(health::CITATION_STORE) {
                 Some(None) => println!("          citation channel: damaged (see below)"),
                 Some(Some(s)) => println!("          citation channel: {} of {papers} papers encoded{stand_ins}", s.live),
                 None if !stand_ins.is_empty() => println!("          citation channel: 0 of {papers} papers encoded{stand_ins}"),

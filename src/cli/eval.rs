@@ -135,10 +135,14 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     let bench = a.bench.as_ref().expect("clap requires --bench");
     // The pool gets the citation channel's paper vectors whenever the
     // channel is evaluated (every channel by default): encoded once, kept.
-    let citation = if !a.as_encoded && (a.stages.is_empty() || a.stages.iter().any(|s| s == ChannelId::Citation.name())) {
-        super::vectors::CitationVectors::All
+    // `--as-encoded` measures the pool as it is: none are added, not even
+    // to a store the pool has begun.
+    let citation = if a.as_encoded {
+        None
+    } else if a.stages.is_empty() || a.stages.iter().any(|s| s == ChannelId::Citation.name()) {
+        Some(super::vectors::CitationVectors::All)
     } else {
-        super::vectors::CitationVectors::KeepCurrent
+        Some(super::vectors::CitationVectors::KeepCurrent)
     };
     let pool = match a.pool.clone() {
         Some(d) => d,
@@ -236,7 +240,7 @@ fn check_support(
     contexts: &[crate::corpus::benchmark::CitationContext],
     a: &EvalArgs,
 ) -> Result<()> {
-    use crate::eval::check::evaluate_check;
+    use crate::eval::support_auc::evaluate_check;
     let rec = Recommender::open(lib.clone(), models, None, settings)?;
     let mut ids: Vec<String> = lib.papers().all_ids()?.into_iter().collect();
     ids.sort();
@@ -253,7 +257,7 @@ fn check_support(
     Ok(())
 }
 
-fn check_table(split: &str, r: &crate::eval::check::CheckEval) -> String {
+fn check_table(split: &str, r: &crate::eval::support_auc::CheckEval) -> String {
     format!(
         "support score, `{split}`, {} contexts\n| AUC true vs random | AUC true vs hard | true flagged | random flagged | hard flagged |\n|---|---|---|---|---|\n| {:.3} | {:.3} | {:.1} % | {:.1} % | {:.1} % |\n",
         r.contexts,
@@ -271,7 +275,7 @@ fn check_table(split: &str, r: &crate::eval::check::CheckEval) -> String {
 /// `--support-on`) under them and under the shipped models.
 fn fit_support(files: &[PathBuf], shown: &[PathBuf]) -> Result<()> {
     use crate::check::support::{SupportModel, FEATURES, MODEL, WORDS_MODEL};
-    use crate::eval::check::{fit, summarise, CheckEval, CheckItem};
+    use crate::eval::support_auc::{fit, summarise, CheckEval, CheckItem};
     let load = |f: &PathBuf| -> Result<(String, CheckEval)> {
         let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         let run: CheckEval = serde_json::from_str(&text).with_context(|| format!("{}: not an eval --check --json result", f.display()))?;
@@ -308,7 +312,7 @@ fn open_pool(
     dir: &std::path::Path,
     bench: &std::path::Path,
     models: &Models,
-    citation: super::vectors::CitationVectors,
+    citation: Option<super::vectors::CitationVectors>,
 ) -> Result<Library> {
     let papers = papers_file(bench);
     if !papers.exists() {
@@ -326,7 +330,7 @@ fn open_pool(
         eprintln!("evidence database built from the `{TRAIN_SPLIT}` split");
         print_evidence_summary(&ev, false);
     }
-    let plan = super::vectors::Plan { citation: Some(citation), ..super::vectors::Plan::FAST };
+    let plan = super::vectors::Plan { citation, ..super::vectors::Plan::FAST };
     super::vectors::compute(&lib, models, plan)?;
     Ok(lib)
 }

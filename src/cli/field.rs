@@ -9,7 +9,10 @@ use crate::neural::field::{FieldProfile, FIELD_FILE};
 /// context, as the models read it) into `out`.
 pub fn write_field(bench: &std::path::Path, out: &std::path::Path) -> Result<()> {
     let contexts = crate::eval::harness::load_split(bench, crate::eval::harness::TRAIN_SPLIT)?;
-    let texts: Vec<String> = contexts.iter().map(|c| crate::pipeline::query::strip_citations(&c.context)).collect();
+    let texts: Vec<String> = contexts
+        .iter()
+        .map(|c| crate::pipeline::query::strip_citations(&c.context, &crate::corpus::citation_markup::CiteGrammar::PLAIN))
+        .collect();
     let profile = FieldProfile::from_texts(texts.iter().map(String::as_str));
     std::fs::create_dir_all(out)?;
     profile.write_beside(out)?;

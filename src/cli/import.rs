@@ -76,9 +76,7 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     }
     if a.evidence {
         // The citation wrappers the editor's configuration names count here too.
-        if let Some(config) = crate::dirs::config_file() {
-            crate::tui::config::Config::load(&config)?;
-        }
+        let config = crate::config::Config::of_user(None)?;
         let (found, problems) = inputs::expand(&a.paths);
         for p in &problems {
             eprintln!("skipped: {}", printable(&p.to_string()));
@@ -89,7 +87,8 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
                 a.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             );
         }
-        let options = EvidenceOptions { split: a.split.clone(), force: a.force, add_cited: a.add_cited };
+        let options =
+            EvidenceOptions { split: a.split.clone(), force: a.force, add_cited: a.add_cited, grammar: config.grammar(Default::default()) };
         let bar = super::progress::count_bar(0, "reading documents");
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         let s = import_inputs(&lib, &found, &options, &|done, total| {
@@ -136,10 +135,7 @@ fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> 
     } else {
         dir.to_path_buf()
     };
-    let config = match crate::dirs::config_file() {
-        Some(f) => crate::tui::config::Config::load(&f)?,
-        None => crate::tui::config::Config::default(),
-    };
+    let config = crate::config::Config::of_user(None)?;
     let options =
         ZoteroOptions { collection: a.collection.clone(), force: a.force, no_pdfs: a.no_pdfs, attachment_base: a.attachment_base.clone() };
     let make_key = crate::export::keys::make_key(config.key_style);

@@ -4,10 +4,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use crate::config::Config;
 use crate::library::Library;
 use crate::lsp::Options;
 use crate::pipeline::Models;
-use crate::tui::config::Config;
 
 #[derive(Debug, Args)]
 pub struct LspArgs {
@@ -23,11 +23,7 @@ pub struct LspArgs {
 }
 
 pub fn run(library: &std::path::Path, a: &LspArgs, models: Models) -> Result<()> {
-    let config_path = a.config.clone().or_else(crate::dirs::config_file);
-    let config = match &config_path {
-        Some(p) => Config::load(p)?,
-        None => Config::default(),
-    };
+    let config = Config::of_user(a.config.as_deref())?;
     crate::neural::parallel::use_compute_threads(config.threads, 1)?;
     let lib = Library::open(library).with_context(|| format!("opening the library at {}", library.display()))?;
     let options = Options {
@@ -37,6 +33,7 @@ pub fn run(library: &std::path::Path, a: &LspArgs, models: Models) -> Result<()>
         key_style: config.key_style,
         results: config.results,
         background: config.background_encoding.phases(),
+        grammar: config.grammar(Default::default()),
     };
     crate::lsp::serve_stdio(options)?;
     Ok(())

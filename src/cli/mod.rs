@@ -158,11 +158,8 @@ pub fn main() -> Result<std::process::ExitCode> {
             Ok(Err(e)) => return Err(e.into()),
             Err(e) => Err(e.to_string()),
         };
-        let config = match cli.config.clone().or_else(crate::dirs::config_file) {
-            Some(path) => crate::tui::config::Config::load(&path)?,
-            None => crate::tui::config::Config::default(),
-        };
-        return Ok(check::run(&library, a, &models, config.key_style)?.into());
+        let config = crate::config::Config::of_user(cli.config.as_deref())?;
+        return Ok(check::run(&library, a, &models, &config)?.into());
     }
     run(&cli).map(|()| std::process::ExitCode::SUCCESS)
 }
@@ -346,7 +343,7 @@ fn info(cli: &Cli, a: &InfoArgs) -> Result<()> {
     let ev = lib.evidence().stats()?;
     println!("evidence: {} spans covering {} papers (mean support {:.2})", ev.spans, ev.papers, ev.mean_support);
     println!("format:  {}", crate::library::FORMAT);
-    if let Some(p) = crate::library::check::journal_problem_of(&lib) {
+    if let Some(p) = crate::library::health::journal_problem_of(&lib) {
         eprintln!("warning: {}\n  repair: {}", p.what, p.repair);
     }
     if a.sample_spans > 0 {

@@ -205,7 +205,7 @@ fn prefetch(
         };
         let global = mixed && i.is_multiple_of(2);
         Ok(Some(RerankExample {
-            local: crate::pipeline::query::strip_citations(&c.context),
+            local: crate::pipeline::query::strip_citations(&c.context, &crate::corpus::citation_markup::CiteGrammar::PLAIN),
             title: if global { c.citing_title.clone() } else { String::new() },
             abstract_text: if global { c.citing_abstract.clone().unwrap_or_default() } else { String::new() },
             cited,

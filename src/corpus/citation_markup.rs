@@ -11,12 +11,17 @@
 //! draft with [`scan_citations`]: under a budget of keys, and every
 //! citation whose keys are not read said with why, never dropped silently.
 //!
+//! Every reader is given the grammar it reads with, a [`CiteGrammar`]: the
+//! syntax and the wrapper commands the user's configuration names. Nothing
+//! here is process-wide: two grammars (two configurations, a tool's plain
+//! one beside an editor's) read side by side in one process.
+//!
 //! **Invariant:** no other module writes a pattern for citation markup;
 //! a syntax this grammar does not know is added here, with a test.
 
 use std::ops::Range;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +61,60 @@ impl CiteSyntax {
     }
 }
 
+/// The grammar a text's citations are read with: the syntax it writes
+/// them in, and the LaTeX wrapper commands that cite beside the `\cite`
+/// family (`cite_commands` in the user's configuration, e.g. `refp` for
+/// `\newcommand{\refp}[1]{\citep{#1}}`). A value its reader is given:
+/// a document carries its own, and a reader that is given none of a
+/// user's (a tool, training, benchmark contexts) reads with
+/// [`CiteGrammar::of`], which knows no wrapper.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CiteGrammar {
+    syntax: CiteSyntax,
+    /// The wrapper commands (names without their backslash); none: no
+    /// wrapper (no allocation for the plain grammar).
+    wrappers: Option<Arc<[String]>>,
+}
+
+impl CiteGrammar {
+    /// The plain grammar: LaTeX's `\cite` family (and `[CIT]`, Markdown's
+    /// brackets where a text has them), no wrapper command. What a reader
+    /// reads with when no user's configuration is in play: benchmark
+    /// contexts, training pairs, citing sentences already extracted.
+    pub const PLAIN: CiteGrammar = CiteGrammar::of(CiteSyntax::Latex);
+
+    /// `syntax`'s grammar, with no wrapper command.
+    pub const fn of(syntax: CiteSyntax) -> CiteGrammar {
+        CiteGrammar { syntax, wrappers: None }
+    }
+
+    /// The same grammar with `names` (`refp` or `\refp`; blank ones
+    /// left out) as its wrapper commands: each a citation marker, as
+    /// `\cite` is.
+    pub fn with_wrappers<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> CiteGrammar {
+        let names: Vec<String> =
+            names.into_iter().map(|n| n.as_ref().trim().trim_start_matches('\\').to_string()).filter(|n| !n.is_empty()).collect();
+        self.wrappers = (!names.is_empty()).then(|| Arc::from(names));
+        self
+    }
+
+    /// The same wrapper commands, for a text written in `syntax` (a
+    /// document's grammar from the configuration's).
+    pub fn in_syntax(&self, syntax: CiteSyntax) -> CiteGrammar {
+        CiteGrammar { syntax, wrappers: self.wrappers.clone() }
+    }
+
+    /// How the text writes its citations.
+    pub fn syntax(&self) -> CiteSyntax {
+        self.syntax
+    }
+
+    /// The wrapper commands that cite (names without their backslash).
+    pub fn wrappers(&self) -> &[String] {
+        self.wrappers.as_deref().unwrap_or_default()
+    }
+}
+
 /// What a LaTeX citation command does with its keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CiteCommand {
@@ -70,8 +129,6 @@ pub enum CiteCommand {
 /// Commands that name a work's parts, or list keys, without a marker.
 const REFERENCE_COMMANDS: &[&str] =
     &["citeauthor", "Citeauthor", "citeyear", "citeyearpar", "citetitle", "Citetitle", "citeurl", "citedate", "nocite"];
-
-static EXTRA_COMMANDS: OnceLock<Vec<String>> = OnceLock::new();
 
 /// The longest argument of a citation command, or bracketed citation
 /// group, read as one (bytes): a key list is short, and a text cannot make
@@ -90,19 +147,16 @@ fn window(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// Wrapper commands the user's configuration names (`cite_commands`, e.g.
-/// `["mycite"]`), counted as citation markers from now on. Set once, at
-/// start-up; a second call changes nothing and says so.
-pub fn set_wrapper_commands(names: Vec<String>) -> bool {
-    let names = names.into_iter().map(|n| n.trim().trim_start_matches('\\').to_string()).filter(|n| !n.is_empty()).collect();
-    EXTRA_COMMANDS.set(names).is_ok()
-}
-
 /// What the LaTeX command `name` (without its backslash; a trailing `*`
 /// allowed) is, if it cites: any command whose name holds `cite` in any
 /// case (natbib's `\citep`, `\Citet`, biblatex's `\parencite`,
-/// `\footcites`, …), and the configured wrappers.
-pub fn cite_command(name: &str) -> Option<CiteCommand> {
+/// `\footcites`, …), and `grammar`'s wrapper commands.
+pub fn cite_command(name: &str, grammar: &CiteGrammar) -> Option<CiteCommand> {
+    command_of(name, grammar.wrappers())
+}
+
+/// [`cite_command`], with the wrapper commands `wrappers`.
+fn command_of(name: &str, wrappers: &[String]) -> Option<CiteCommand> {
     let n = name.trim_end_matches('*');
     if n.is_empty() || !n.bytes().all(|b| b.is_ascii_alphabetic()) {
         return None;
@@ -110,7 +164,7 @@ pub fn cite_command(name: &str) -> Option<CiteCommand> {
     if REFERENCE_COMMANDS.contains(&n) {
         return Some(CiteCommand::Reference);
     }
-    if n.to_ascii_lowercase().contains("cite") || EXTRA_COMMANDS.get().is_some_and(|extra| extra.iter().any(|e| e == n)) {
+    if n.to_ascii_lowercase().contains("cite") || wrappers.iter().any(|w| w == n) {
         return Some(CiteCommand::Marker);
     }
     None
@@ -301,15 +355,16 @@ fn latex_command_at(s: &str, i: usize) -> Option<(&str, usize)> {
     Some((&s[i + 1..j], j))
 }
 
-/// Every LaTeX citation command of `s`: (where it starts, its arguments).
-fn latex_commands(s: &str) -> impl Iterator<Item = (usize, LatexArguments)> + '_ {
+/// Every LaTeX citation command of `s` (`wrappers` among them): (where it
+/// starts, its arguments).
+fn latex_commands<'a>(s: &'a str, wrappers: &'a [String]) -> impl Iterator<Item = (usize, LatexArguments)> + 'a {
     let mut from = 0;
     std::iter::from_fn(move || {
         while let Some(off) = s.get(from..)?.find('\\') {
             let i = from + off;
             from = i + 1;
             let Some((name, after)) = latex_command_at(s, i) else { continue };
-            if cite_command(name).is_none() {
+            if command_of(name, wrappers).is_none() {
                 from = after;
                 continue;
             }
@@ -384,12 +439,17 @@ fn pandoc_key_at(s: &str, i: usize) -> Option<(Range<usize>, usize)> {
     (len > 0).then_some((after..after + len, after + len))
 }
 
-/// Citation keys of `text` in `syntax`, with their byte ranges, in order:
-/// `\cite`-family commands (LaTeX); `@key` and `@{key}` outside e-mail
-/// addresses, in brackets or narrative, `-@key` too (Markdown); `@key` and
-/// `#cite(<key>)` (Typst).
-pub fn citations(text: &str, syntax: CiteSyntax) -> Vec<(String, Range<usize>)> {
-    citation_groups(text, syntax).into_iter().flat_map(|g| g.keys).collect()
+/// Citation keys of `text` read with `grammar`, with their byte ranges, in
+/// order: `\cite`-family commands and the grammar's wrappers (LaTeX);
+/// `@key` and `@{key}` outside e-mail addresses, in brackets or narrative,
+/// `-@key` too (Markdown); `@key` and `#cite(<key>)` (Typst).
+pub fn citations(text: &str, grammar: &CiteGrammar) -> Vec<(String, Range<usize>)> {
+    citation_groups(text, grammar).into_iter().flat_map(|g| g.keys).collect()
+}
+
+/// [`citations`] of a text in `syntax` with the wrappers `wrappers`.
+fn keys_in(text: &str, syntax: CiteSyntax, wrappers: &[String]) -> Vec<(String, Range<usize>)> {
+    scan(text, syntax, wrappers, usize::MAX).groups.into_iter().flat_map(|g| g.keys).collect()
 }
 
 /// One citation as written: the whole markup (a `\cite`-family command
@@ -401,10 +461,10 @@ pub struct CitationGroup {
     pub keys: Vec<(String, Range<usize>)>,
 }
 
-/// Every citation of `text` in `syntax` as a group, in order; the keys are
-/// those [`citations`] finds.
-pub fn citation_groups(text: &str, syntax: CiteSyntax) -> Vec<CitationGroup> {
-    scan_citations(text, syntax, usize::MAX).groups
+/// Every citation of `text` read with `grammar` as a group, in order; the
+/// keys are those [`citations`] finds.
+pub fn citation_groups(text: &str, grammar: &CiteGrammar) -> Vec<CitationGroup> {
+    scan_citations(text, grammar, usize::MAX).groups
 }
 
 /// Citations whose keys could not be read that a [`CitationScan`] lists
@@ -434,8 +494,8 @@ pub struct CitationScan {
     pub unread_over: usize,
 }
 
-/// Every citation of `text` in `syntax`, as [`citation_groups`] reads
-/// them, with at most `max_keys` keys kept (the group the budget ends in is
+/// Every citation of `text` read with `grammar`, as [`citation_groups`]
+/// reads them, with at most `max_keys` keys kept (the group the budget ends in is
 /// cut there) and the keys past it counted; and every citation whose keys
 /// are not read, said, never dropped silently: a `\cite` key list that is
 /// not closed before its paragraph ends, a key over [`MAX_KEY`] bytes.
@@ -445,10 +505,15 @@ pub struct CitationScan {
 /// read goes at most to the end of its paragraph, and one that finds no
 /// `}` leaves the rest of what it read to the budgeted reads: no byte is
 /// read that way twice, and a text is read in linear time whatever it holds.
-pub fn scan_citations(text: &str, syntax: CiteSyntax, max_keys: usize) -> CitationScan {
+pub fn scan_citations(text: &str, grammar: &CiteGrammar, max_keys: usize) -> CitationScan {
+    scan(text, grammar.syntax, grammar.wrappers(), max_keys)
+}
+
+/// [`scan_citations`] of a text in `syntax` with the wrappers `wrappers`.
+fn scan(text: &str, syntax: CiteSyntax, wrappers: &[String], max_keys: usize) -> CitationScan {
     let mut c = Collector { scan: CitationScan::default(), kept: 0, max: max_keys };
     match syntax {
-        CiteSyntax::Latex => latex_scan(text, &mut c),
+        CiteSyntax::Latex => latex_scan(text, wrappers, &mut c),
         CiteSyntax::Markdown => markdown_scan(text, &mut c),
         CiteSyntax::Typst => typst_scan(text, &mut c),
     }
@@ -496,8 +561,8 @@ impl Collector {
     }
 }
 
-/// The `\cite`-family commands of `text`.
-fn latex_scan(text: &str, c: &mut Collector) {
+/// The `\cite`-family commands of `text`, and its `wrappers`.
+fn latex_scan(text: &str, wrappers: &[String], c: &mut Collector) {
     let mut from = 0;
     // Where a read to a paragraph's end may start: not inside what one
     // that found no close has read.
@@ -506,7 +571,7 @@ fn latex_scan(text: &str, c: &mut Collector) {
         let i = from + off;
         from = i + 1;
         let Some((name, after)) = latex_command_at(text, i) else { continue };
-        if cite_command(name).is_none() {
+        if command_of(name, wrappers).is_none() {
             from = after;
             continue;
         }
@@ -621,17 +686,24 @@ fn typst_call_at(text: &str, i: usize) -> Option<(Range<usize>, Range<usize>)> {
     Some((i..end, key))
 }
 
-/// The distinct keys `text` cites, in order of first citation.
-pub fn cited_keys(text: &str, syntax: CiteSyntax) -> Vec<String> {
+/// The distinct keys `text` cites (read with `grammar`), in order of
+/// first citation.
+pub fn cited_keys(text: &str, grammar: &CiteGrammar) -> Vec<String> {
+    distinct(citations(text, grammar))
+}
+
+/// The distinct keys of `found`, in order.
+fn distinct(found: Vec<(String, Range<usize>)>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    citations(text, syntax).into_iter().map(|(key, _)| key).filter(|k| seen.insert(k.clone())).collect()
+    found.into_iter().map(|(key, _)| key).filter(|k| seen.insert(k.clone())).collect()
 }
 
 /// The distinct keys a text of unknown syntax cites, in order: its
-/// `\cite`-family commands and its bracketed `[@key]` groups (the forms no
-/// prose writes by accident).
-pub fn cited_keys_any(text: &str) -> Vec<String> {
-    let mut out = cited_keys(text, CiteSyntax::Latex);
+/// `\cite`-family commands (and `grammar`'s wrappers; its syntax aside)
+/// and its bracketed `[@key]` groups (the forms no prose writes by
+/// accident).
+pub fn cited_keys_any(text: &str, grammar: &CiteGrammar) -> Vec<String> {
+    let mut out = distinct(keys_in(text, CiteSyntax::Latex, grammar.wrappers()));
     let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
     // The next `]` or line end, found once for every `[` before it: a
     // group that holds no citation has no `[` inside it that starts one
@@ -650,7 +722,7 @@ pub fn cited_keys_any(text: &str) -> Vec<String> {
         }
         rest = c + 1;
         if let Some(len) = bracketed_len(&text[i..]) {
-            let found = citations(&text[i..i + len], CiteSyntax::Markdown).into_iter().map(|(k, _)| k);
+            let found = keys_in(&text[i..i + len], CiteSyntax::Markdown, &[]).into_iter().map(|(k, _)| k);
             out.extend(found.filter(|k| seen.insert(k.clone())));
         }
     }
@@ -674,7 +746,7 @@ fn bracketed_len(s: &str) -> Option<usize> {
 pub fn pandoc_citation_at(s: &str) -> Option<(Vec<String>, usize)> {
     if s.starts_with('[') {
         let len = bracketed_len(s)?;
-        let keys = citations(&s[..len], CiteSyntax::Markdown).into_iter().map(|(k, _)| k).collect();
+        let keys = keys_in(&s[..len], CiteSyntax::Markdown, &[]).into_iter().map(|(k, _)| k).collect();
         return Some((keys, len));
     }
     let (key, end) = pandoc_key_at(s, s.find('@').filter(|&i| i == 0)?)?;
@@ -691,13 +763,14 @@ pub struct OpenCitation {
     pub key_start: usize,
 }
 
-/// The citation `before` ends inside, if any: in a `\cite`-family
-/// command's key list, after its `{` or a `,` (LaTeX); in a bracketed group
-/// after `@` or `-@` (Markdown); after `@` or inside `#cite(<` (Typst).
-pub fn open_citation(before: &str, syntax: CiteSyntax) -> Option<OpenCitation> {
-    match syntax {
+/// The citation `before` ends inside, if any (read with `grammar`): in a
+/// `\cite`-family command's (or a wrapper's) key list, after its `{` or a
+/// `,` (LaTeX); in a bracketed group after `@` or `-@` (Markdown); after
+/// `@` or inside `#cite(<` (Typst).
+pub fn open_citation(before: &str, grammar: &CiteGrammar) -> Option<OpenCitation> {
+    match grammar.syntax {
         CiteSyntax::Latex => {
-            let (start, args) = latex_commands(before).last().filter(|(_, a)| a.open)?;
+            let (start, args) = latex_commands(before, grammar.wrappers()).last().filter(|(_, a)| a.open)?;
             let list = args.key_lists.last()?;
             let typed = list.start + before[list.clone()].rfind(',').map_or(0, |i| i + 1);
             let typed = typed + before[typed..].len() - before[typed..].trim_start().len();
@@ -732,9 +805,11 @@ pub fn open_citation(before: &str, syntax: CiteSyntax) -> Option<OpenCitation> {
     }
 }
 
-/// Removes citation markup (`[CIT]`, `\cite`-family commands, bracketed
-/// `[@key]` groups) and collapses whitespace: the text a model reads.
-pub fn strip_citations(text: &str) -> String {
+/// Removes citation markup (`[CIT]`, `\cite`-family commands and
+/// `grammar`'s wrappers, bracketed `[@key]` groups; whatever `grammar`'s
+/// syntax) and collapses whitespace: the text a model reads.
+pub fn strip_citations(text: &str, grammar: &CiteGrammar) -> String {
+    let wrappers = grammar.wrappers();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
@@ -743,7 +818,7 @@ pub fn strip_citations(text: &str) -> String {
             Some(CIT.len())
         } else if rest.starts_with('\\') {
             latex_command_at(text, i)
-                .filter(|(name, _)| cite_command(name).is_some())
+                .filter(|(name, _)| command_of(name, wrappers).is_some())
                 .and_then(|(name, after)| latex_arguments(text, after, name).filter(|a| !a.open))
                 .map(|a| a.end - i)
         } else if rest.starts_with("[@") || rest.starts_with("[-@") {
@@ -823,7 +898,7 @@ pub fn citation_key(key: &str, syntax: CiteSyntax) -> Result<(), NotAKey> {
         return refused(format!("{} cannot be part of a key", key_character(c)));
     }
     let written = syntax.format(&[key.to_string()]);
-    let read = citations(&written, syntax);
+    let read = keys_in(&written, syntax, &[]);
     if let [(back, _)] = read.as_slice() {
         if back == key {
             return Ok(());
@@ -871,14 +946,17 @@ fn key_character(c: char) -> String {
 mod tests {
     use super::*;
 
+    /// The plain grammar: no wrapper command.
+    const PLAIN: CiteGrammar = CiteGrammar::PLAIN;
+
     fn keys(text: &str, syntax: CiteSyntax) -> Vec<String> {
-        citations(text, syntax).into_iter().map(|(k, _)| k).collect()
+        citations(text, &CiteGrammar::of(syntax)).into_iter().map(|(k, _)| k).collect()
     }
 
     #[test]
     fn citation_groups_span_the_whole_markup() {
         let spans = |text: &str, syntax| -> Vec<(String, Vec<String>)> {
-            citation_groups(text, syntax)
+            citation_groups(text, &CiteGrammar::of(syntax))
                 .into_iter()
                 .map(|g| {
                     (
@@ -912,23 +990,23 @@ mod tests {
 
     #[test]
     fn citations_are_stripped() {
-        assert_eq!(strip_citations("using TnT [CIT] trained  on\nWSJ"), "using TnT trained on WSJ");
-        assert_eq!(strip_citations(r"as shown \citep[p.~3]{a,b} and \cite{c}."), "as shown and .");
-        assert_eq!(strip_citations("see [@smith2020; @doe, p. 3] for [details]"), "see for [details]");
-        assert_eq!(strip_citations(r"\emph{not} a cite"), r"\emph{not} a cite");
-        assert_eq!(strip_citations(r"an open \cite{a and [@b more"), r"an open \cite{a and [@b more");
+        assert_eq!(strip_citations("using TnT [CIT] trained  on\nWSJ", &PLAIN), "using TnT trained on WSJ");
+        assert_eq!(strip_citations(r"as shown \citep[p.~3]{a,b} and \cite{c}.", &PLAIN), "as shown and .");
+        assert_eq!(strip_citations("see [@smith2020; @doe, p. 3] for [details]", &PLAIN), "see for [details]");
+        assert_eq!(strip_citations(r"\emph{not} a cite", &PLAIN), r"\emph{not} a cite");
+        assert_eq!(strip_citations(r"an open \cite{a and [@b more", &PLAIN), r"an open \cite{a and [@b more");
     }
 
     #[test]
     fn latex_commands_of_every_family() {
         let t = r"As in \citep[p.~3]{smith2020, doe2019} and \Citet{x}; \autocites[see][]{a}(post){b,c} \textcite*{d}.";
         assert_eq!(keys(t, CiteSyntax::Latex), ["smith2020", "doe2019", "x", "a", "b", "c", "d"]);
-        let ranges = citations(t, CiteSyntax::Latex);
+        let ranges = citations(t, &PLAIN);
         assert!(ranges.iter().all(|(k, r)| &t[r.clone()] == k));
         assert_eq!(keys(r"\citeauthor{e} \nocite{*} \nocite{f} \emph{g} \section{h}", CiteSyntax::Latex), ["e", "f"]);
-        assert_eq!(cite_command("citeauthor"), Some(CiteCommand::Reference));
-        assert_eq!(cite_command("parencite*"), Some(CiteCommand::Marker));
-        assert_eq!(cite_command("emph"), None);
+        assert_eq!(cite_command("citeauthor", &PLAIN), Some(CiteCommand::Reference));
+        assert_eq!(cite_command("parencite*", &PLAIN), Some(CiteCommand::Marker));
+        assert_eq!(cite_command("emph", &PLAIN), None);
     }
 
     #[test]
@@ -939,24 +1017,54 @@ mod tests {
         for unit in [r"\cite[", r"\cite{", "[@", "[x", "@{", "#cite(<", r"\cites{a}("] {
             let text = unit.repeat(256 * 1024 / unit.len());
             for syntax in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
-                let _ = citations(&text, syntax);
+                let _ = citations(&text, &CiteGrammar::of(syntax));
             }
-            assert!(cited_keys_any(&text).is_empty(), "{unit}");
-            assert!(!strip_citations(&text).is_empty());
+            assert!(cited_keys_any(&text, &PLAIN).is_empty(), "{unit}");
+            assert!(!strip_citations(&text, &PLAIN).is_empty());
         }
         let many: String = (0..50_000).map(|i| format!("[@k{i}] ")).collect();
-        assert_eq!(cited_keys(&many, CiteSyntax::Markdown).len(), 50_000);
-        assert_eq!(cited_keys_any(&many).len(), 50_000);
+        assert_eq!(cited_keys(&many, &CiteGrammar::of(CiteSyntax::Markdown)).len(), 50_000);
+        assert_eq!(cited_keys_any(&many, &PLAIN).len(), 50_000);
     }
 
     #[test]
     fn configured_wrappers_cite() {
-        // The one test that sets this process's wrappers.
-        assert!(set_wrapper_commands(vec!["\\mycite".into(), " ".into()]));
-        assert!(!set_wrapper_commands(vec!["other".into()]), "set once");
-        assert_eq!(keys(r"as \mycite[p. 2]{a, b} and \othercmd{c}", CiteSyntax::Latex), ["a", "b"]);
-        assert_eq!(cite_command("mycite"), Some(CiteCommand::Marker));
-        assert_eq!(strip_citations(r"as \mycite{a} said"), "as said");
+        let mine = CiteGrammar::of(CiteSyntax::Latex).with_wrappers(["\\refp", " "]);
+        assert_eq!(mine.wrappers(), ["refp"], "the backslash and blank names left out");
+        let text = r"as \refp[p. 2]{a, b} and \othercmd{c}";
+        assert_eq!(citations(text, &mine).into_iter().map(|(k, _)| k).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(cite_command("refp", &mine), Some(CiteCommand::Marker));
+        assert_eq!(strip_citations(r"as \refp{a} said", &mine), "as said");
+        assert_eq!(cited_keys_any(r"as \refp{a} and [@b]", &mine), ["a", "b"]);
+        let open = open_citation(r"as \refp{a, b", &mine).map(|o| o.start);
+        assert_eq!(open, Some(3), "a wrapper being typed is a citation being typed");
+        let scan = scan_citations("\\refp{a}\n", &mine, usize::MAX);
+        assert_eq!(scan.groups.len(), 1);
+        // The wrappers stay with their grammar: in another syntax, the same.
+        assert_eq!(mine.in_syntax(CiteSyntax::Markdown).in_syntax(CiteSyntax::Latex), mine);
+        assert!(CiteGrammar::of(CiteSyntax::Latex).with_wrappers(Vec::<String>::new()) == PLAIN, "no wrapper: the plain grammar");
+    }
+
+    /// Two grammars in one process, side by side: a wrapper is a citation
+    /// to the grammar that names it and to no other (once a process-wide
+    /// list, which whoever loaded a configuration first set for everyone).
+    #[test]
+    fn two_grammars_read_side_by_side() {
+        let mine = CiteGrammar::of(CiteSyntax::Latex).with_wrappers(["refp"]);
+        let theirs = CiteGrammar::of(CiteSyntax::Latex).with_wrappers(["bibref"]);
+        let text = r"We tag \refp{a} and parse \bibref{b}, as \cite{c} says.";
+        let read = |g: &CiteGrammar| cited_keys(text, g);
+        assert_eq!(read(&mine), ["a", "c"]);
+        assert_eq!(read(&theirs), ["b", "c"]);
+        assert_eq!(read(&PLAIN), ["c"], "a grammar without wrappers reads only the `\\cite` family");
+        assert_eq!(cite_command("refp", &PLAIN), None);
+        assert_eq!(cite_command("refp", &theirs), None);
+        assert_eq!(strip_citations(r"as \refp{a} said", &PLAIN), r"as \refp{a} said");
+        assert!(open_citation(r"as \refp{a", &PLAIN).is_none());
+        // Read in turn from several threads: each grammar keeps its own.
+        let handles: Vec<_> = [mine, theirs, PLAIN].into_iter().map(|g| std::thread::spawn(move || cited_keys(text, &g))).collect();
+        let read: Vec<Vec<String>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(read, [vec!["a", "c"], vec!["b", "c"], vec!["c"]]);
     }
 
     #[test]
@@ -964,20 +1072,20 @@ mod tests {
         let md = "See [@lee2018; -@kim2017, p. 4], as @doe+2019 shows; mail me@host.org, @{odd key}.";
         assert_eq!(keys(md, CiteSyntax::Markdown), ["lee2018", "kim2017", "doe+2019", "odd key"]);
         assert_eq!(keys("@a:b.c. and @x-", CiteSyntax::Markdown), ["a:b.c", "x"]);
-        assert_eq!(cited_keys_any("as @narrative says [@lee2018] and \\cite{x}"), ["x", "lee2018"]);
+        assert_eq!(cited_keys_any("as @narrative says [@lee2018] and \\cite{x}", &PLAIN), ["x", "lee2018"]);
     }
 
     #[test]
     fn typst_keys() {
         let typ = "As @smith2020 and #cite(<doe2019>) show; mail a@b. @x";
         assert_eq!(keys(typ, CiteSyntax::Typst), ["smith2020", "doe2019", "x"]);
-        assert_eq!(cited_keys("@a @a #cite(<a>)", CiteSyntax::Typst), ["a"]);
+        assert_eq!(cited_keys("@a @a #cite(<a>)", &CiteGrammar::of(CiteSyntax::Typst)), ["a"]);
     }
 
     #[test]
     fn the_citation_being_typed() {
         fn open(s: &str, syntax: CiteSyntax) -> Option<(usize, &str)> {
-            open_citation(s, syntax).map(|o| (o.start, &s[o.key_start..]))
+            open_citation(s, &CiteGrammar::of(syntax)).map(|o| (o.start, &s[o.key_start..]))
         }
         assert_eq!(open(r"as \citep[p.~3]{smith2020, do", CiteSyntax::Latex), Some((3, "do")));
         assert_eq!(open(r"as \cite{", CiteSyntax::Latex), Some((3, "")));
@@ -1002,7 +1110,7 @@ mod tests {
         assert_eq!(CiteSyntax::Typst.format(&k), "@a @b");
         // What each syntax writes, it reads back.
         for s in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
-            assert_eq!(cited_keys(&format!("text {} more", s.format(&k)), s), k, "{s:?}");
+            assert_eq!(cited_keys(&format!("text {} more", s.format(&k)), &CiteGrammar::of(s)), k, "{s:?}");
         }
     }
 }
@@ -1020,20 +1128,20 @@ mod scan_tests {
         // 2,000 keys, about 14 KB: past a group's budget of 4 KiB, where it was dropped silently.
         let list: Vec<String> = (0..2000).map(|i| format!("k{i}")).collect();
         let text = format!("Many at once \\nocite{{{}}} and \\cite{{x}}.\n", list.join(", "));
-        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        let scan = scan_citations(&text, &CiteGrammar::of(CiteSyntax::Latex), usize::MAX);
         assert_eq!(scan.groups.len(), 2);
         assert_eq!(scan.groups[0].keys.len(), 2000);
         assert!(scan.groups[0].keys.iter().all(|(k, r)| text[r.clone()] == *k));
         assert_eq!(keys_of(&scan).last(), Some(&"x"));
         assert!(scan.unread.is_empty(), "{:?}", scan.unread);
-        assert_eq!(citations(&text, CiteSyntax::Latex).len(), 2001, "every reader of the grammar reads it");
+        assert_eq!(citations(&text, &CiteGrammar::of(CiteSyntax::Latex)).len(), 2001, "every reader of the grammar reads it");
     }
 
     #[test]
     fn a_key_list_never_closed_in_its_paragraph_is_said_and_the_next_paragraph_read() {
         let keys = vec!["k"; 3000].join(",");
         let text = format!("Open \\citep{{{keys}\n\nNext paragraph \\cite{{a}}.\n");
-        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        let scan = scan_citations(&text, &CiteGrammar::of(CiteSyntax::Latex), usize::MAX);
         assert_eq!(keys_of(&scan), ["a"]);
         assert_eq!(
             scan.unread,
@@ -1046,13 +1154,13 @@ mod scan_tests {
         // One read past a group's budget for the whole paragraph, not one
         // for each opening (which would be quadratic).
         let text = "\\cite{".repeat(50_000);
-        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        let scan = scan_citations(&text, &CiteGrammar::of(CiteSyntax::Latex), usize::MAX);
         assert!(scan.groups.is_empty());
         assert_eq!(scan.unread.len(), 1, "{:?}", scan.unread.first());
         assert_eq!(scan.unread_over, 0);
         // One for each paragraph: the first listed, the rest counted.
         let text = "\\cite{a,b\n\n".repeat(2000);
-        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        let scan = scan_citations(&text, &CiteGrammar::of(CiteSyntax::Latex), usize::MAX);
         assert_eq!(scan.unread.len(), UNREAD_LISTED);
         assert!(scan.unread_over > 1000, "{}", scan.unread_over);
     }
@@ -1060,7 +1168,7 @@ mod scan_tests {
     #[test]
     fn a_key_with_a_nul_is_read_as_written() {
         let text = "As shown \\cite{a\0b, c} and [@d\0e].";
-        let keys: Vec<String> = citations(text, CiteSyntax::Latex).into_iter().map(|(k, _)| k).collect();
+        let keys: Vec<String> = citations(text, &CiteGrammar::of(CiteSyntax::Latex)).into_iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["a\0b", "c"]);
     }
 
@@ -1068,11 +1176,11 @@ mod scan_tests {
     fn a_key_over_the_limit_is_said_not_read() {
         let long = "x".repeat(MAX_KEY + 1);
         let text = format!("\\cite{{a, {long}}} and @{long} too");
-        let scan = scan_citations(&text, CiteSyntax::Latex, usize::MAX);
+        let scan = scan_citations(&text, &CiteGrammar::of(CiteSyntax::Latex), usize::MAX);
         assert_eq!(keys_of(&scan), ["a"]);
         let why = "a citation key of 257 bytes, over the limit of 256 bytes for a key: not read";
         assert_eq!(scan.unread, [Unread { at: 9, why: why.into() }]);
-        let md = scan_citations(&text, CiteSyntax::Markdown, usize::MAX);
+        let md = scan_citations(&text, &CiteGrammar::of(CiteSyntax::Markdown), usize::MAX);
         assert!(md.groups.is_empty(), "{:?}", md.groups);
         assert_eq!(md.unread.len(), 1);
     }
@@ -1080,15 +1188,15 @@ mod scan_tests {
     #[test]
     fn a_budget_of_keys_is_kept_and_the_rest_counted() {
         let latex = r"\cite{a,b,c} \cite{d} \cite{e,f}";
-        let scan = scan_citations(latex, CiteSyntax::Latex, 4);
+        let scan = scan_citations(latex, &CiteGrammar::of(CiteSyntax::Latex), 4);
         assert_eq!((keys_of(&scan), scan.keys_over), (vec!["a", "b", "c", "d"], 2));
-        let scan = scan_citations(latex, CiteSyntax::Latex, 2);
+        let scan = scan_citations(latex, &CiteGrammar::of(CiteSyntax::Latex), 2);
         assert_eq!((keys_of(&scan), scan.groups.len(), scan.keys_over), (vec!["a", "b"], 1, 4));
-        let scan = scan_citations("[@a; @b] and @c, [@d]", CiteSyntax::Markdown, 3);
+        let scan = scan_citations("[@a; @b] and @c, [@d]", &CiteGrammar::of(CiteSyntax::Markdown), 3);
         assert_eq!((keys_of(&scan), scan.keys_over), (vec!["a", "b", "c"], 1));
-        let scan = scan_citations("#cite(<a>) @b #cite(<c>) @d", CiteSyntax::Typst, 3);
+        let scan = scan_citations("#cite(<a>) @b #cite(<c>) @d", &CiteGrammar::of(CiteSyntax::Typst), 3);
         assert_eq!((keys_of(&scan), scan.keys_over), (vec!["a", "b", "c"], 1));
-        assert_eq!(scan_citations(latex, CiteSyntax::Latex, 0).keys_over, 6);
+        assert_eq!(scan_citations(latex, &CiteGrammar::of(CiteSyntax::Latex), 0).keys_over, 6);
     }
 }
 

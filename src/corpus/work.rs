@@ -14,10 +14,21 @@
 //! a workshop; ACM's "Session details: Keynote address" of each conference).
 //! [`Strictness::Loose`] also takes a title a letter or two in twenty-five
 //! off (a typo, a lost hyphen) and ignores DOIs: what a guard leaves out,
-//! erring on the side of more.
+//! erring on the side of more. [`Strictness::Title`] is a reference's own
+//! title against the records a search found: the same words, however
+//! short, years agreeing.
+//!
+//! Inside one bibliography file a key already ties an entry to its work:
+//! there an entry and a record are one work when they carry one DOI or the
+//! same title's words ([`Identity::is`]): what export takes for an entry
+//! already there and what the front ends take for a paper the draft cites.
+//!
+//! Titles are compared through the normalisers here alone: [`title_key`]
+//! (letters and digits), [`title_words`] (the same, word by word) and
+//! [`fold`] (accents folded too).
 //!
 //! **Invariant:** no other module compares two records' titles, years or
-//! DOIs to decide they are one work.
+//! DOIs to decide they are one work, or normalises a title of its own.
 
 use super::Paper;
 
@@ -34,6 +45,23 @@ pub enum Strictness {
     /// A title a letter or two in twenty-five off, years at most one apart,
     /// DOIs not compared.
     Loose,
+    /// The same title's words ([`title_words`]), however short, years at
+    /// most one apart, DOIs not compared: a reference's own title (a
+    /// BibTeX entry's) against the records a search for it found, its DOI
+    /// having been looked up first.
+    Title,
+}
+
+impl Strictness {
+    /// Whether `title` can identify a work at this strictness (long
+    /// enough: a record with a shorter one is one work with no other).
+    pub fn identifies(self, title: &str) -> bool {
+        match self {
+            Strictness::Exact => title_key(title).chars().count() >= MIN_TITLE_CHARS,
+            Strictness::Loose => fold(title).chars().count() >= MIN_TITLE_CHARS,
+            Strictness::Title => true,
+        }
+    }
 }
 
 /// Whether records `a` and `b` are one work.
@@ -47,19 +75,75 @@ pub fn same_work(a: &Paper, b: &Paper, strictness: Strictness) -> bool {
             t.chars().count() >= MIN_TITLE_CHARS && t == title_key(&b.title) && !two_dois(a, b)
         }
         Strictness::Loose => titles_close(&a.title, &b.title),
+        Strictness::Title => title_words(&a.title) == title_words(&b.title),
     }
 }
 
 /// Whether a title can identify a work at all (long enough, letters and
-/// digits counted).
+/// digits counted): [`Strictness::Exact`]'s bound.
 pub fn identifying_title(title: &str) -> bool {
-    title_key(title).chars().count() >= MIN_TITLE_CHARS
+    Strictness::Exact.identifies(title)
 }
 
 /// A title's letters and digits, in lower case: what two records of one
 /// work share.
 pub fn title_key(title: &str) -> String {
     title.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// A title's words (its runs of letters and digits), in lower case, one
+/// space between them: [`title_key`] that keeps where words end ("noun
+/// phrase" is not "nounphrase"), for finding a title among the words of a
+/// reference and for [`Strictness::Title`] and [`Identity`].
+pub fn title_words(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    for w in title.split(|c: char| !c.is_alphanumeric()) {
+        if w.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&w.to_lowercase());
+    }
+    out
+}
+
+/// Whether two DOIs are one: both given, equal but for case.
+pub fn same_doi(a: &str, b: &str) -> bool {
+    !a.is_empty() && !b.is_empty() && a.eq_ignore_ascii_case(b)
+}
+
+/// What a bibliography file identifies an entry's work by: its DOI and its
+/// title's words. Inside one bibliography the entry's key already ties it
+/// to its work, so a title counts however short and years are not
+/// compared ([`Identity::is`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub doi: String,
+    /// [`title_words`] of its title.
+    pub title: String,
+}
+
+impl Identity {
+    pub fn of(p: &Paper) -> Identity {
+        Identity { doi: p.doi.clone(), title: title_words(&p.title) }
+    }
+
+    /// Both carry one DOI ([`same_doi`]).
+    pub fn same_doi(&self, other: &Identity) -> bool {
+        same_doi(&self.doi, &other.doi)
+    }
+
+    /// Their titles have the same words.
+    pub fn same_title(&self, other: &Identity) -> bool {
+        self.title == other.title
+    }
+
+    /// One work, as a bibliography holds it: one DOI, or the same title.
+    pub fn is(&self, other: &Identity) -> bool {
+        self.same_doi(other) || self.same_title(other)
+    }
 }
 
 /// Years at most one apart (a preprint and its publication; a conference
@@ -70,7 +154,7 @@ pub fn years_agree(a: Option<i32>, b: Option<i32>) -> bool {
 
 /// Both records carry a DOI, and not the same one.
 fn two_dois(a: &Paper, b: &Paper) -> bool {
-    !a.doi.is_empty() && !b.doi.is_empty() && !a.doi.eq_ignore_ascii_case(&b.doi)
+    !a.doi.is_empty() && !b.doi.is_empty() && !same_doi(&a.doi, &b.doi)
 }
 
 /// The family name of a display name: "Dekai Wu" → "Wu", "Wu, Dekai" →
@@ -197,6 +281,44 @@ mod tests {
         assert!(!same_work(&short, &short.clone(), Strictness::Exact), "too short to identify");
         assert!(!same_work(&short, &short.clone(), Strictness::Loose));
         assert!(years_agree(None, Some(1)) && years_agree(Some(2000), Some(2001)) && !years_agree(Some(2000), Some(2002)));
+    }
+
+    /// A reference's own title: the same words, however short, years
+    /// agreeing; word ends count ("noun phrase" is not "nounphrase").
+    #[test]
+    fn a_title_as_a_reference_gives_it() {
+        let tnt = paper("TnT -- A Statistical Part-of-Speech Tagger.", Some(2000), "");
+        let title = |t: &str, year: Option<i32>| same_work(&tnt, &paper(t, year, ""), Strictness::Title);
+        assert!(title("TnT: a statistical part of speech tagger", None));
+        assert!(title("TNT - A STATISTICAL PART-OF-SPEECH TAGGER", Some(2001)));
+        assert!(!title("TnT: a statistical part of speech tagger", Some(2002)), "two years apart");
+        assert!(!title("TnT: a statistical partof speech tagger", Some(2000)), "words end where they end");
+        assert!(same_work(&paper("Introduction", None, ""), &paper("introduction", Some(2000), ""), Strictness::Title), "however short");
+        assert!(Strictness::Title.identifies("Intro") && !Strictness::Exact.identifies("Introduction"));
+        assert!(Strictness::Loose.identifies("A stochastic parts program") && identifying_title("A stochastic parts program"));
+    }
+
+    /// The three normalisers: letters and digits, word by word, and with
+    /// accents folded.
+    #[test]
+    fn titles_normalise() {
+        assert_eq!(title_words("TnT -- A Statistical Part-of-Speech Tagger."), "tnt a statistical part of speech tagger");
+        assert_eq!(title_key("TnT -- A Statistical Part-of-Speech Tagger."), "tntastatisticalpartofspeechtagger");
+        assert_eq!(title_words("Café, Schrödinger"), "café schrödinger");
+        assert_eq!(title_key("Café"), "café");
+        assert_eq!(fold("Café"), "cafe");
+    }
+
+    /// Inside a bibliography: one DOI (whatever the title), or the same
+    /// title's words (whatever the DOIs and years, however short).
+    #[test]
+    fn an_entry_is_its_work_by_doi_or_title() {
+        let entry = Identity::of(&paper("Other title", Some(1990), "10.1/b"));
+        assert!(entry.is(&Identity::of(&paper("Some Paper", Some(2020), "10.1/B"))), "one DOI");
+        assert!(entry.is(&Identity::of(&paper("other TITLE.", Some(2020), "10.1/c"))), "one title");
+        assert!(!entry.is(&Identity::of(&paper("Some Paper", Some(1990), ""))));
+        assert!(!Identity::of(&paper("A", None, "")).same_doi(&Identity::of(&paper("B", None, ""))), "no DOI is no DOI in common");
+        assert!(same_doi("10.1/X", "10.1/x") && !same_doi("", "") && !same_doi("10.1/x", "10.1/y"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::ops::Range;
 use super::prose::{prose, squash, uncommented, words};
 use crate::corpus::benchmark::CIT;
 use crate::corpus::bibliography_names::front_matter;
-use crate::corpus::citation_markup::{group_end, CiteSyntax};
+use crate::corpus::citation_markup::{group_end, CiteGrammar, CiteSyntax};
 use crate::evidence::sentences::split_sentences;
 
 /// How much text around the cursor is the local context.
@@ -54,13 +54,13 @@ pub fn selection_context(lines: &[String], start: (usize, usize), end: (usize, u
 }
 
 /// The sentence or paragraph around `cursor` (row, column in characters)
-/// of a draft written in `syntax`, read from its prose, with `[CIT]`
+/// of a draft read with `grammar`, read from its prose, with `[CIT]`
 /// inserted at the cursor.
-pub fn cursor_context(lines: &[String], cursor: (usize, usize), mode: ContextMode, syntax: CiteSyntax) -> String {
+pub fn cursor_context(lines: &[String], cursor: (usize, usize), mode: ContextMode, grammar: &CiteGrammar) -> String {
     let text = lines.join("\n");
     let row = cursor.0.min(lines.len().saturating_sub(1));
     let at = lines.iter().take(row).map(|l| l.len() + 1).sum::<usize>() + lines.get(row).map_or(0, |l| byte_of_char(l, cursor.1));
-    context_around(&prose(&text, syntax), at..at, mode)
+    context_around(&prose(&text, grammar), at..at, mode)
 }
 
 /// The sentence or paragraph of `lines` around `cursor`, as the lines
@@ -215,19 +215,21 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 }
 
 /// Title and abstract of a draft: LaTeX's `\title{…}` and `abstract`
-/// environment (comments aside; their words as the prose reads them), or
-/// Markdown front matter's `title:` and `abstract:`.
-pub fn global_context(text: &str) -> (String, String) {
+/// environment (comments aside; their words as the prose reads them, with
+/// `grammar`'s wrapper commands), or Markdown front matter's `title:` and
+/// `abstract:`.
+pub fn global_context(text: &str, grammar: &CiteGrammar) -> (String, String) {
     let mut title = String::new();
     let mut abstract_text = String::new();
     if text.contains('\\') {
         let latex = uncommented(text, CiteSyntax::Latex);
+        let grammar = grammar.in_syntax(CiteSyntax::Latex);
         if let Some(t) = latex_title(&latex) {
-            title = words(t, CiteSyntax::Latex);
+            title = words(t, &grammar);
         }
         if let (Some(s), Some(e)) = (latex.find("\\begin{abstract}"), latex.find("\\end{abstract}")) {
             if s < e {
-                abstract_text = words(&latex[s + "\\begin{abstract}".len()..e], CiteSyntax::Latex);
+                abstract_text = words(&latex[s + "\\begin{abstract}".len()..e], &grammar);
             }
         }
     }
@@ -274,7 +276,7 @@ mod tests {
         t.lines().map(String::from).collect()
     }
 
-    const LATEX: CiteSyntax = CiteSyntax::Latex;
+    const LATEX: &CiteGrammar = &CiteGrammar::of(CiteSyntax::Latex);
 
     #[test]
     fn sentence_around_the_cursor() {
@@ -309,7 +311,7 @@ mod tests {
         assert_eq!(cursor_context(&l, (row, 12), ContextMode::Sentence, LATEX), said);
         assert_eq!(cursor_context(&l, (row, 12), ContextMode::Paragraph, LATEX), said);
         let md = lines("---\ntitle: T\n---\n# Intro\nWe tag words");
-        assert_eq!(cursor_context(&md, (4, 12), ContextMode::Sentence, CiteSyntax::Markdown), "We tag words[CIT]");
+        assert_eq!(cursor_context(&md, (4, 12), ContextMode::Sentence, &CiteGrammar::of(CiteSyntax::Markdown)), "We tag words[CIT]");
     }
 
     #[test]
@@ -373,11 +375,11 @@ mod tests {
     fn global_context_from_latex_and_markdown() {
         let tex = "\\documentclass{article}\n% \\title{Old}\n\\title{Citing {TnT} \\emph{Well}}\n\
                    \\begin{abstract}\nWe study\n tagging.%note\n\\end{abstract}\nBody.";
-        assert_eq!(global_context(tex), ("Citing TnT Well".into(), "We study tagging.".into()));
+        assert_eq!(global_context(tex, LATEX), ("Citing TnT Well".into(), "We study tagging.".into()));
         let md = "---\ntitle: \"A Markdown Draft\"\nabstract: Short.\n---\n# Intro\n";
-        assert_eq!(global_context(md), ("A Markdown Draft".into(), "Short.".into()));
+        assert_eq!(global_context(md, LATEX), ("A Markdown Draft".into(), "Short.".into()));
         let crlf = "---\r\ntitle: Crlf\r\nabstract: |\r\n  Two\r\n  lines.\r\n---\r\nBody.";
-        assert_eq!(global_context(crlf), ("Crlf".into(), "Two lines.".into()));
-        assert_eq!(global_context("plain"), (String::new(), String::new()));
+        assert_eq!(global_context(crlf, LATEX), ("Crlf".into(), "Two lines.".into()));
+        assert_eq!(global_context("plain", LATEX), (String::new(), String::new()));
     }
 }

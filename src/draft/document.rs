@@ -1,6 +1,7 @@
 //! One draft as every front end sees it: its text, how it writes
-//! citations, what it cites, its prose, and the bibliography files it names,
-//! resolved inside its project. The language server wraps it with what only
+//! citations (its grammar: its syntax and the wrapper commands the user's
+//! configuration names), what it cites, its prose, and the bibliography
+//! files it names, resolved inside its project. The language server wraps it with what only
 //! the protocol needs (a URI, a version, UTF-16 positions); `check` and the
 //! editor use it as it is.
 
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::prose::{read, uncommented, Reading};
 use crate::corpus::bibliography_names::{bibliography_names, BibliographyName};
-use crate::corpus::citation_markup::{citations, CiteSyntax};
+use crate::corpus::citation_markup::{citations, CiteGrammar, CiteSyntax};
 use crate::project::{Project, Refused};
 
 /// The bibliography a draft that names none reads: this file beside it.
@@ -19,7 +20,9 @@ pub const DEFAULT_BIBLIOGRAPHY: &str = "references.bib";
 #[derive(Debug, Clone)]
 pub struct Document {
     pub text: String,
-    pub syntax: CiteSyntax,
+    /// How it writes citations: its syntax, and the wrapper commands that
+    /// cite in it.
+    pub grammar: CiteGrammar,
     /// The file (none: a text that is not a file).
     pub path: Option<PathBuf>,
     /// The project its paths must stay in (its workspace folder, else its
@@ -40,18 +43,24 @@ pub struct BibliographyFile {
 }
 
 impl Document {
-    /// A text that is not a file.
-    pub fn new(text: String, syntax: CiteSyntax) -> Document {
-        Document { text, syntax, path: None, project: None }
+    /// A text that is not a file, read with `grammar`.
+    pub fn new(text: String, grammar: CiteGrammar) -> Document {
+        Document { text, grammar, path: None, project: None }
     }
 
     /// The file at `path` holding `text`, in its own folder's project; its
-    /// syntax from `language` (an editor's language id) when that names
-    /// one, else from the file's name.
-    pub fn of_file(path: &Path, text: String, language: Option<&str>) -> Document {
-        let syntax = syntax_of(language.unwrap_or_default(), Some(path));
+    /// grammar `configured`'s (the wrapper commands the user's
+    /// configuration names) in its syntax: from `language` (an editor's
+    /// language id) when that names one, else from the file's name.
+    pub fn of_file(path: &Path, text: String, language: Option<&str>, configured: &CiteGrammar) -> Document {
+        let grammar = configured.in_syntax(syntax_of(language.unwrap_or_default(), Some(path)));
         let project = Project::of_file(path).ok();
-        Document { text, syntax, path: Some(path.to_path_buf()), project }
+        Document { text, grammar, path: Some(path.to_path_buf()), project }
+    }
+
+    /// How it writes citations.
+    pub fn syntax(&self) -> CiteSyntax {
+        self.grammar.syntax()
     }
 
     /// The same draft in `project`.
@@ -73,22 +82,22 @@ impl Document {
 
     /// The draft read: its citations (at most `max_keys` keys) and its prose.
     pub fn reading(&self, max_keys: usize) -> Reading {
-        read(&self.text, self.syntax, max_keys)
+        read(&self.text, &self.grammar, max_keys)
     }
 
     /// Its prose ([`super::prose`]).
     pub fn prose(&self) -> String {
-        super::prose::prose(&self.text, self.syntax)
+        super::prose::prose(&self.text, &self.grammar)
     }
 
     /// Every key it cites (comments and code aside), with its byte range.
     pub fn citations(&self) -> Vec<(String, Range<usize>)> {
-        citations(&uncommented(&self.text, self.syntax), self.syntax)
+        citations(&uncommented(&self.text, self.syntax()), &self.grammar)
     }
 
     /// The bibliography files it names, as it writes them.
     pub fn bibliography_names(&self) -> Vec<BibliographyName> {
-        bibliography_names(&self.text, self.syntax)
+        bibliography_names(&self.text, self.syntax())
     }
 
     /// Every bibliography file it reads: those it names, else
@@ -110,7 +119,7 @@ impl Document {
 
     /// Its title and abstract ([`super::global_context`]).
     pub fn global_context(&self) -> (String, String) {
-        super::global_context(&self.text)
+        super::global_context(&self.text, &self.grammar)
     }
 
     /// The sentence of the prose around `removed` (a citation being
@@ -154,7 +163,7 @@ mod tests {
         let d = tmp.path().join("d");
         std::fs::create_dir_all(&d).unwrap();
         let real = d.canonicalize().unwrap();
-        let doc = |name: &str, text: &str| Document::of_file(&d.join(name), text.to_string(), None);
+        let doc = |name: &str, text: &str| Document::of_file(&d.join(name), text.to_string(), None, &CiteGrammar::default());
         let paths = |doc: Document| doc.bibliographies().into_iter().map(|f| f.path.unwrap()).collect::<Vec<_>>();
         assert_eq!(paths(doc("a.tex", r"\bibliography{refs,more}")), [real.join("refs.bib"), real.join("more.bib")]);
         assert_eq!(paths(doc("a.md", "---\nbibliography: [a.bib, b.bib]\n---\n")), [real.join("a.bib"), real.join("b.bib")]);
@@ -166,14 +175,36 @@ mod tests {
         let named = doc("a.tex", "x \\addbibresource{../out.bib}").bibliographies();
         assert!(named[0].path.as_ref().unwrap_err().to_string().contains("outside the project"));
         assert_eq!(named[0].named_at, Some(18..28));
-        assert!(Document::new("\\bibliography{refs}".into(), CiteSyntax::Latex).bibliography().is_err(), "not a file");
+        assert!(Document::new("\\bibliography{refs}".into(), CiteGrammar::of(CiteSyntax::Latex)).bibliography().is_err(), "not a file");
     }
 
     #[test]
     fn a_commented_citation_is_none() {
-        let doc = Document::new("We tag \\cite{a}. % \\cite{b}\n".into(), CiteSyntax::Latex);
+        let doc = Document::new("We tag \\cite{a}. % \\cite{b}\n".into(), CiteGrammar::of(CiteSyntax::Latex));
         assert_eq!(doc.citations().into_iter().map(|(k, _)| k).collect::<Vec<_>>(), ["a"]);
         assert_eq!(syntax_of("", Some(Path::new("x.qmd"))), CiteSyntax::Markdown);
         assert_eq!(syntax_of("typst", Some(Path::new("x.tex"))), CiteSyntax::Typst);
+    }
+
+    /// A document reads with its own grammar: the configured wrapper is a
+    /// citation of a draft whose grammar names it, in its citations, its
+    /// reading and its prose, and of no other draft.
+    #[test]
+    fn a_draft_reads_with_its_own_grammar() {
+        let tmp = tempfile::tempdir().unwrap();
+        let text = "\\begin{document}\nWe tag \\refp{a} fast \\cite{b}.\n\\end{document}\n";
+        let configured = CiteGrammar::default().with_wrappers(["refp"]);
+        let mine = Document::of_file(&tmp.path().join("a.tex"), text.into(), None, &configured);
+        let plain = Document::of_file(&tmp.path().join("a.tex"), text.into(), None, &CiteGrammar::default());
+        let keys = |d: &Document| d.citations().into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(keys(&mine), ["a", "b"]);
+        assert_eq!(keys(&plain), ["b"]);
+        assert_eq!(mine.reading(10).scan.groups.len(), 2);
+        assert!(mine.prose().contains("\\refp{a}"), "a citation stays as written in the prose");
+        assert!(!plain.prose().contains("\\refp"), "an unknown command's name is blanked");
+        // A Markdown file keeps the configured wrappers (readers of any syntax, as `strip_citations`, use them).
+        let md = Document::of_file(&tmp.path().join("a.md"), "As [@x] said.".into(), None, &configured);
+        assert_eq!((md.syntax(), md.grammar.wrappers()), (CiteSyntax::Markdown, configured.wrappers()));
+        assert_eq!(keys(&md), ["x"]);
     }
 }

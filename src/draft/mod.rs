@@ -1,6 +1,6 @@
 //! What a draft says, for every front end (the editor, the language server,
 //! `check`): one model of a draft ([`Document`]: its text, its citation
-//! syntax, what it cites, the bibliography files it names, resolved inside
+//! grammar, what it cites, the bibliography files it names, resolved inside
 //! its project), one reading of its prose ([`prose`]: what is not prose
 //! blanked, headings ending the paragraph before them), and what a request
 //! or a check takes from it ([`context`]: the sentence or paragraph around

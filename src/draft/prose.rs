@@ -37,7 +37,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::corpus::bibliography_names::front_matter;
-use crate::corpus::citation_markup::{scan_citations, CitationScan, CiteSyntax};
+use crate::corpus::citation_markup::{scan_citations, CitationScan, CiteGrammar, CiteSyntax};
 
 /// A draft read for what it says.
 #[derive(Debug, Clone, Default)]
@@ -50,13 +50,14 @@ pub struct Reading {
     pub prose: String,
 }
 
-/// Reads `text` (written in `syntax`): its citations (at most `max_keys`
-/// keys; the rest counted) and its prose.
-pub fn read(text: &str, syntax: CiteSyntax, max_keys: usize) -> Reading {
+/// Reads `text` (its citations read with `grammar`): its citations (at
+/// most `max_keys` keys; the rest counted) and its prose.
+pub fn read(text: &str, grammar: &CiteGrammar, max_keys: usize) -> Reading {
+    let syntax = grammar.syntax();
     let mut bl = Blanker::new(text);
     hide_comments(&mut bl, syntax);
     let uncommented = bl.current();
-    let scan = scan_citations(&uncommented, syntax, max_keys);
+    let scan = scan_citations(&uncommented, grammar, max_keys);
     for g in &scan.groups {
         bl.keep(g.range.clone());
     }
@@ -69,8 +70,8 @@ pub fn read(text: &str, syntax: CiteSyntax, max_keys: usize) -> Reading {
 }
 
 /// The prose of `text` ([`read`], its citations within the check's budget).
-pub fn prose(text: &str, syntax: CiteSyntax) -> String {
-    read(text, syntax, crate::limits::CHECK_CITATIONS).prose
+pub fn prose(text: &str, grammar: &CiteGrammar) -> String {
+    read(text, grammar, crate::limits::CHECK_CITATIONS).prose
 }
 
 /// `text` with its comments (and Markdown's fenced code, Typst's raw
@@ -83,8 +84,8 @@ pub fn uncommented(text: &str, syntax: CiteSyntax) -> String {
 
 /// The words of a fragment (a title, an abstract): its prose, with its
 /// whitespace collapsed.
-pub fn words(fragment: &str, syntax: CiteSyntax) -> String {
-    squash(&prose(fragment, syntax))
+pub fn words(fragment: &str, grammar: &CiteGrammar) -> String {
+    squash(&prose(fragment, grammar))
 }
 
 /// `s` with every run of whitespace one space, none at either end, and
@@ -891,7 +892,7 @@ mod tests {
 
     /// The prose with its whitespace collapsed.
     fn said(text: &str, syntax: CiteSyntax) -> String {
-        squash(&prose(text, syntax))
+        squash(&prose(text, &CiteGrammar::of(syntax)))
     }
 
     /// The paragraphs of a prose (runs of lines that are not blank), each
@@ -913,7 +914,7 @@ mod tests {
     fn the_prose_is_as_long_as_the_text_and_keeps_its_citations() {
         let text =
             "\\documentclass{article}\n\\begin{document}\n\\section{Intro}\nWe tag words \\citep[p.~3]{brants2000} fast.\n\\end{document}\n";
-        let r = read(text, CiteSyntax::Latex, 100);
+        let r = read(text, &CiteGrammar::of(CiteSyntax::Latex), 100);
         assert_eq!(r.prose.len(), text.len());
         let cite = text.find("\\citep").unwrap();
         let markup = "\\citep[p.~3]{brants2000}";
@@ -927,17 +928,17 @@ mod tests {
         let text = "\\begin{document}\nAs Figure~\\ref{fig:a} shows,\\label{x} the \\emph{best} tagger\n% a comment \\cite{gone}\n\
                     is fast.\\\\ See \\url{https://x.org} and \\href{https://y.org}{the site}.\n\\end{document}";
         assert_eq!(said(text, CiteSyntax::Latex), "As Figure shows, the best tagger is fast. See and the site.");
-        assert!(read(text, CiteSyntax::Latex, 100).scan.groups.is_empty(), "a commented citation is none");
+        assert!(read(text, &CiteGrammar::of(CiteSyntax::Latex), 100).scan.groups.is_empty(), "a commented citation is none");
     }
 
     #[test]
     fn headings_and_environments_end_the_paragraph_before_them() {
         let text = "Intro text without a stop\n\\section{Method}\nWe tag \\cite{a}.\n\\begin{itemize}\n\\item First point \\cite{b}\n\
                     \\item Second\n\\end{itemize}";
-        let p = prose(text, CiteSyntax::Latex);
+        let p = prose(text, &CiteGrammar::of(CiteSyntax::Latex));
         assert_eq!(paragraphs(&p), ["Intro text without a stop", "We tag \\cite{a}.", "First point \\cite{b}", "Second"]);
         // A line that held only a label, or a comment, stays in its paragraph.
-        let p = prose("We tag\n\\label{x}\n% a comment\nwords.", CiteSyntax::Latex);
+        let p = prose("We tag\n\\label{x}\n% a comment\nwords.", &CiteGrammar::of(CiteSyntax::Latex));
         assert_eq!(paragraphs(&p), ["We tag words."], "{p:?}");
     }
 
@@ -946,14 +947,14 @@ mod tests {
         let text = "We minimise\n\\begin{equation}\nL = \\sum_i x_i \\label{eq}\n\\end{equation}\nthe loss \\[ y = 2 \\] fast.\n\
                     \\begin{tabular}{lr}\nBM25 & 0.3 \\\\\n\\end{tabular}\nText \\verb|x_y| ends.";
         // Displayed math stays within its sentence; a table stands apart.
-        assert_eq!(paragraphs(&prose(text, CiteSyntax::Latex)), ["We minimise the loss fast.", "Text ends."]);
+        assert_eq!(paragraphs(&prose(text, &CiteGrammar::of(CiteSyntax::Latex))), ["We minimise the loss fast.", "Text ends."]);
     }
 
     #[test]
     fn markdown_front_matter_headings_code_and_links_are_not_words() {
         let text = "---\ntitle: T\nbibliography: [a.bib, b.bib]\n---\n# Intro\n\nWe tag [@a] with a [tagger](https://x.org).\n\
                     ![a figure](f.png)\n\n```\n[@b] in code\n```\n<!-- [@c] -->\nSetext\n======\n\n- an item [@d]\n- another\n";
-        let r = read(text, CiteSyntax::Markdown, 100);
+        let r = read(text, &CiteGrammar::of(CiteSyntax::Markdown), 100);
         let keys: Vec<String> = r.scan.groups.iter().flat_map(|g| g.keys.iter().map(|(k, _)| k.clone())).collect();
         assert_eq!(keys, ["a", "d"]);
         assert_eq!(paragraphs(&r.prose), ["We tag [@a] with a tagger.", "an item [@d]", "another"]);
@@ -963,7 +964,7 @@ mod tests {
     fn typst_headings_rules_and_calls_are_not_words() {
         let text = "#set page(width: 10cm)\n#set text(\n  font: \"x\"\n)\n= Intro <intro>\nWe tag #emph[words] fast @brants2000.\n\
                     // a comment @gone\n#bibliography(\"works.bib\")\n";
-        let r = read(text, CiteSyntax::Typst, 100);
+        let r = read(text, &CiteGrammar::of(CiteSyntax::Typst), 100);
         assert_eq!(r.scan.groups.len(), 1);
         assert_eq!(squash(&r.prose), "We tag words fast @brants2000.");
     }
@@ -974,7 +975,7 @@ mod tests {
             let text = unit.repeat(100_000);
             for syntax in [CiteSyntax::Latex, CiteSyntax::Markdown, CiteSyntax::Typst] {
                 let t = std::time::Instant::now();
-                let p = prose(&text, syntax);
+                let p = prose(&text, &CiteGrammar::of(syntax));
                 assert_eq!(p.len(), text.len());
                 assert!(t.elapsed() < std::time::Duration::from_secs(10), "{unit:?} in {syntax:?}: {:?}", t.elapsed());
             }

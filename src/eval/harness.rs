@@ -275,9 +275,9 @@ pub fn evaluate_at(
             Ok(r) => {
                 for (stage, d) in &r.timings {
                     let ms = d.as_secs_f64() * 1000.0;
-                    match stage_ms.iter_mut().find(|(s, _)| s == stage) {
+                    match stage_ms.iter_mut().find(|(s, _)| s == stage.name()) {
                         Some((_, v)) => v.push(ms),
-                        None => stage_ms.push((stage.clone(), vec![ms])),
+                        None => stage_ms.push((stage.name().to_string(), vec![ms])),
                     }
                 }
                 r.candidates.into_iter().map(|c| (c.id, c.same_work)).collect()

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::document::{Citation, DocKind, Document, Paragraph, Reference};
 use crate::corpus::bibliography_names::bibliography_names;
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
-use crate::corpus::citation_markup::{cite_command, group_end, latex_arguments, CiteCommand, CiteSyntax};
+use crate::corpus::citation_markup::{cite_command, group_end, latex_arguments, CiteCommand, CiteGrammar, CiteSyntax};
 use crate::corpus::paper::{arxiv_id_of, Paper};
 use crate::corpus::source::{decode_text, read_bytes};
 use crate::limits;
@@ -167,9 +167,11 @@ pub fn main_files(files: &Files) -> Vec<String> {
 }
 
 /// Reads one LaTeX document (`main`, relative to `files`), named `shown`
-/// in the evidence. Problems that do not stop it (a missing `\input`, an
-/// unknown key, a missing `.bib`) are returned as lines.
-pub fn read_latex(files: &Files, main: &str, shown: &Path) -> Result<(Document, Vec<String>), String> {
+/// in the evidence, its citations read with `grammar` (the wrapper
+/// commands the user's configuration names). Problems that do not stop it
+/// (a missing `\input`, an unknown key, a missing `.bib`) are returned as
+/// lines.
+pub fn read_latex(files: &Files, main: &str, shown: &Path, grammar: &CiteGrammar) -> Result<(Document, Vec<String>), String> {
     let mut problems = Vec::new();
     let text = files.read(main).map_err(|e| e.to_string())?;
     let base = Path::new(main).parent().map(|p| p.to_string_lossy().to_string()).unwrap_or_default();
@@ -191,7 +193,7 @@ pub fn read_latex(files: &Files, main: &str, shown: &Path) -> Result<(Document, 
     doc.references = references;
     let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
     let macros = macros_of(&source[..source.find("\\begin{document}").unwrap_or(source.len())]);
-    doc.paragraphs = paragraphs(body, &keys, &macros, &mut unknown);
+    doc.paragraphs = paragraphs(body, &keys, &macros, grammar, &mut unknown);
     if !unknown.is_empty() && !keys.is_empty() {
         let list: Vec<String> = unknown.keys().take(5).map(|k| format!("`{k}`")).collect();
         problems.push(format!(
@@ -619,11 +621,13 @@ const DROPPED: &[&str] = &[
 /// Sectioning commands: a paragraph break; the heading is not prose.
 const HEADINGS: &[&str] = &["part", "chapter", "section", "subsection", "subsubsection", "paragraph", "subparagraph"];
 
-/// The prose of a document body as paragraphs with their citations.
-fn paragraphs(body: &str, keys: &Keys, macros: &Macros, unknown: &mut BTreeMap<String, usize>) -> Vec<Paragraph> {
+/// The prose of a document body as paragraphs with their citations (read
+/// with `grammar`).
+fn paragraphs(body: &str, keys: &Keys, macros: &Macros, grammar: &CiteGrammar, unknown: &mut BTreeMap<String, usize>) -> Vec<Paragraph> {
     let mut w = Writer {
         keys,
         macros,
+        grammar,
         unknown,
         paras: Vec::new(),
         cur: Paragraph::default(),
@@ -698,6 +702,8 @@ fn macros_of(source: &str) -> Macros {
 struct Writer<'a> {
     keys: &'a Keys,
     macros: &'a Macros,
+    /// What cites: the `\cite` family and the configured wrappers.
+    grammar: &'a CiteGrammar,
     unknown: &'a mut BTreeMap<String, usize>,
     paras: Vec<Paragraph>,
     cur: Paragraph,
@@ -939,7 +945,7 @@ impl Writer<'_> {
                 let (_, after) = args_after(s, j);
                 after
             }
-            n if cite_command(n) == Some(CiteCommand::Marker) => {
+            n if cite_command(n, self.grammar) == Some(CiteCommand::Marker) => {
                 // Optional arguments, then one or (for \cites) several key lists.
                 match latex_arguments(s, j, n) {
                     Some(args) => {
@@ -1117,10 +1123,13 @@ fn compose(letter: char, mark: char) -> Option<char> {
 pub fn plain_inline(s: &str) -> String {
     let keys = Keys::new();
     let macros = Macros::new();
+    // A title or a `.bbl` entry: the `\cite` family is all that cites there.
+    let grammar = CiteGrammar::of(CiteSyntax::Latex);
     let mut unknown = BTreeMap::new();
     let mut w = Writer {
         keys: &keys,
         macros: &macros,
+        grammar: &grammar,
         unknown: &mut unknown,
         paras: Vec::new(),
         cur: Paragraph::default(),
@@ -1134,6 +1143,9 @@ pub fn plain_inline(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plain grammar: no wrapper command.
+    const PLAIN: &CiteGrammar = &CiteGrammar::of(CiteSyntax::Latex);
 
     fn project(files: &[(&str, &str)]) -> Files {
         Files::Bundle(files.iter().map(|(k, v)| (k.to_string(), v.as_bytes().to_vec())).collect())
@@ -1150,7 +1162,7 @@ mod tests {
             ("paper/refs.bib", BIB),
         ]);
         assert_eq!(main_files(&f), ["paper/main.tex"]);
-        let (doc, problems) = read_latex(&f, "paper/main.tex", Path::new("paper/main.tex")).unwrap();
+        let (doc, problems) = read_latex(&f, "paper/main.tex", Path::new("paper/main.tex"), PLAIN).unwrap();
         assert_eq!(doc.title, "A Tagging Study");
         assert_eq!(doc.references.len(), 2);
         assert_eq!(doc.references[1].doi, "10.1162/089120103322753356");
@@ -1169,7 +1181,7 @@ mod tests {
             ("main.tex", "\\documentclass{article}\\begin{document}\nSee the tagger of \\cite{brants2000} for details.\n\\bibliography{missing}\n\\end{document}"),
             ("main.bbl", "\\begin{thebibliography}{1}\n\\bibitem[Brants(2000)]{brants2000}\nThorsten Brants.\n\\newblock {TnT} -- a statistical part-of-speech tagger.\n\\newblock In {\\em ANLP}, 2000.\n\\end{thebibliography}\n"),
         ]);
-        let (doc, problems) = read_latex(&f, "main.tex", Path::new("main.tex")).unwrap();
+        let (doc, problems) = read_latex(&f, "main.tex", Path::new("main.tex"), PLAIN).unwrap();
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(doc.references.len(), 1);
         assert_eq!(doc.references[0].raw, "Thorsten Brants. TnT – a statistical part-of-speech tagger. In ANLP, 2000.");
@@ -1179,7 +1191,7 @@ mod tests {
     #[test]
     fn missing_bibliography_and_unbalanced_braces_are_problems_not_failures() {
         let f = project(&[("a.tex", "\\documentclass{x}\\begin{document}\nText with \\emph{an open brace \\cite{k} and more words.\n\\bibliography{refs}\n\\end{document}")]);
-        let (doc, problems) = read_latex(&f, "a.tex", Path::new("a.tex")).unwrap();
+        let (doc, problems) = read_latex(&f, "a.tex", Path::new("a.tex"), PLAIN).unwrap();
         assert!(problems.iter().any(|p| p.contains("refs.bib")), "{problems:?}");
         assert!(problems.iter().any(|p| p.contains("unbalanced")), "{problems:?}");
         assert!(doc.references.is_empty());
@@ -1193,10 +1205,27 @@ mod tests {
     #[test]
     fn cite_family_commands() {
         for c in ["cite", "citep", "citet", "citealp", "autocite", "parencite", "textcite", "Citet", "cite*"] {
-            assert_eq!(cite_command(c), Some(CiteCommand::Marker), "{c}");
+            assert_eq!(cite_command(c, PLAIN), Some(CiteCommand::Marker), "{c}");
         }
         for c in ["citeauthor", "citeyear", "center"] {
-            assert_ne!(cite_command(c), Some(CiteCommand::Marker), "{c}");
+            assert_ne!(cite_command(c, PLAIN), Some(CiteCommand::Marker), "{c}");
         }
+    }
+
+    /// A wrapper command the configuration names is a citation marker to
+    /// an import given that grammar, and text to one that is not.
+    #[test]
+    fn configured_wrappers_are_citations_of_the_import_that_names_them() {
+        let f = project(&[
+            ("main.tex", "\\documentclass{article}\\begin{document}\nWe tag words with the tagger \\refp{brants2000} today.\n\\bibliography{refs}\n\\end{document}"),
+            ("refs.bib", BIB),
+        ]);
+        let configured = CiteGrammar::of(CiteSyntax::Latex).with_wrappers(["refp"]);
+        let (doc, _) = read_latex(&f, "main.tex", Path::new("main.tex"), &configured).unwrap();
+        assert_eq!(doc.paragraphs[0].text, "We tag words with the tagger [1] today.");
+        assert_eq!(doc.paragraphs[0].citations[0].refs, [0]);
+        let (doc, _) = read_latex(&f, "main.tex", Path::new("main.tex"), PLAIN).unwrap();
+        assert_eq!(doc.paragraphs[0].text, "We tag words with the tagger brants2000 today.");
+        assert!(doc.paragraphs[0].citations.is_empty());
     }
 }

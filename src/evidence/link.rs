@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::document::{Document, LinkMethod, Reference};
 use crate::corpus::paper::{normalize_doi, ARXIV_ID};
-use crate::corpus::work::{self, approx_find, fold, years_agree, Strictness, MIN_TITLE_CHARS};
+use crate::corpus::work::{self, approx_find, fold, title_words, years_agree, Strictness, MIN_TITLE_CHARS};
 use crate::corpus::Paper;
 use crate::index::PaperIndex;
 
@@ -74,7 +74,7 @@ impl<'a> Linker<'a> {
     }
 
     fn link_by_title(&self, papers: &PaperIndex, raw: &str) -> Option<String> {
-        let norm_raw = format!(" {} ", normalize_title(raw));
+        let norm_raw = format!(" {} ", title_words(raw));
         if norm_raw.len() < MIN_TITLE_CHARS {
             return None;
         }
@@ -88,7 +88,7 @@ impl<'a> Linker<'a> {
         // fewest edits, then longest.
         hits.into_iter()
             .filter_map(|p| {
-                let t = normalize_title(&p.title);
+                let t = title_words(&p.title);
                 let fits_year = years.is_empty() || years.iter().any(|&r| years_agree(Some(r), p.year));
                 if t.len() < MIN_TITLE_CHARS || !fits_year {
                     return None;
@@ -103,7 +103,7 @@ impl<'a> Linker<'a> {
                 let compact: Vec<char> = t.chars().filter(|c| *c != ' ').collect();
                 // Inexact: the first author must be named too; a looser
                 // match (a word left out) also needs the year itself.
-                let first_author = p.authors.first().and_then(|a| a.split_whitespace().last()).map(normalize_title);
+                let first_author = p.authors.first().and_then(|a| a.split_whitespace().last()).map(title_words);
                 let author_named = first_author.as_deref().is_some_and(|f| f.len() >= 2 && folded_raw.contains(&format!(" {f} ")));
                 let same_year = p.year.is_some_and(|y| years.contains(&y));
                 // The looser bound also needs the title's first and last
@@ -145,12 +145,8 @@ impl<'a> Linker<'a> {
             }
         }
         if !r.title.is_empty() {
-            let want = normalize_title(&r.title);
-            let found = papers
-                .title_candidates(&r.title, 5)
-                .ok()?
-                .into_iter()
-                .find(|p| normalize_title(&p.title) == want && years_agree(p.year, r.year));
+            let cited = Paper { title: r.title.clone(), year: r.year, ..Paper::default() };
+            let found = papers.title_candidates(&r.title, 5).ok()?.into_iter().find(|p| work::same_work(&cited, p, Strictness::Title));
             return found.map(|p| (p.id, LinkMethod::Title));
         }
         self.link_by_title(papers, &r.raw).map(|id| (id, LinkMethod::Title))
@@ -176,7 +172,7 @@ impl<'a> Linker<'a> {
         let mut out = vec![id.to_string()];
         let Some(papers) = self.papers else { return out };
         let Ok(Some(p)) = papers.paper_by_id(id) else { return out };
-        if fold(&p.title).chars().count() < MIN_TITLE_CHARS {
+        if !Strictness::Loose.identifies(&p.title) {
             return out;
         }
         for o in papers.title_candidates(&p.title, 10).unwrap_or_default() {
@@ -285,21 +281,6 @@ fn title_segment(raw: &str, t: &str) -> bool {
     })
 }
 
-/// Lower-case letters and digits, single-spaced.
-pub fn normalize_title(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for w in s.split(|c: char| !c.is_alphanumeric()) {
-        if w.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&w.to_lowercase());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,14 +326,9 @@ mod tests {
     #[test]
     fn approximate_title_matches() {
         let c = |s: &str| s.chars().filter(|c| *c != ' ').collect::<Vec<char>>();
-        let raw = c(&normalize_title("Chieu, Hai Leong and Hwee-Tou Ng. 2002. Name Entity Recognition: a Maximum Entropy Approach Using Global Information. In Proceedings"));
-        let title = c(&normalize_title("Named Entity Recognition: A Maximum Entropy Approach Using Global Information"));
+        let raw = c(&title_words("Chieu, Hai Leong and Hwee-Tou Ng. 2002. Name Entity Recognition: a Maximum Entropy Approach Using Global Information. In Proceedings"));
+        let title = c(&title_words("Named Entity Recognition: A Maximum Entropy Approach Using Global Information"));
         assert_eq!(approx_find(&raw, &title, 4), Some(1));
         assert_eq!(approx_find(&raw, &c("unrelated statistical parsing models"), 2), None);
-    }
-
-    #[test]
-    fn titles_normalise() {
-        assert_eq!(normalize_title("TnT -- A Statistical Part-of-Speech Tagger."), "tnt a statistical part of speech tagger");
     }
 }

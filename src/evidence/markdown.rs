@@ -13,7 +13,7 @@ use regex::Regex;
 use super::document::{Citation, DocKind, Document, Paragraph};
 use crate::corpus::bibliography_names::{bibliography_names, front_matter};
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
-use crate::corpus::citation_markup::{citations, pandoc_citation_at, CiteSyntax};
+use crate::corpus::citation_markup::{citations, pandoc_citation_at, CiteGrammar, CiteSyntax};
 use crate::corpus::source::{decode_text, read_bytes};
 use crate::project::{Project, Refused};
 
@@ -52,7 +52,8 @@ pub fn read_markdown(path: &Path, project: &Project) -> Result<(Document, Vec<St
         }
     }
     let names_bibliography = front.as_ref().is_some_and(|f| f.values("bibliography").is_some());
-    if !names_bibliography && !citations(body, CiteSyntax::Markdown).is_empty() {
+    // Pandoc's citations: no LaTeX command (nor a configured wrapper) is read in Markdown.
+    if !names_bibliography && !citations(body, &CiteGrammar::of(CiteSyntax::Markdown)).is_empty() {
         problems.push("no `bibliography:` in the front matter; citations stay unresolved".into());
     }
     let mut unknown = 0;

@@ -11,9 +11,9 @@ use super::keys::{base_key, unique_key, KeyStyle};
 use crate::corpus::bibtex::{map_field_values, parse_source, split_blocks, EntryOutcome};
 use crate::corpus::html_text::{reduce, Unit};
 use crate::corpus::source::decode_text;
+use crate::corpus::work::Identity;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
-use crate::evidence::link::normalize_title;
 use crate::util::{replace_with, write_target, write_temp};
 
 use super::encoding::Layout;
@@ -54,37 +54,86 @@ impl ExportReport {
     }
 }
 
-/// Keys, DOIs and titles of the entries a BibTeX text holds.
-struct Existing {
-    keys: Vec<String>,
-    /// (doi, key)
-    dois: Vec<(String, String)>,
-    /// (normalised title, key)
-    titles: Vec<(String, String)>,
+/// One entry of a bibliography file: its key and what identifies its work
+/// there ([`Identity`]: its DOI and its title's words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BibEntry {
+    pub key: String,
+    pub work: Identity,
 }
 
-fn existing(text: &str) -> Existing {
-    let mut e = Existing { keys: Vec::new(), dois: Vec::new(), titles: Vec::new() };
-    // Keys straight from the block headers, so entries the parser rejects still count.
-    for block in split_blocks(text).into_iter().flatten() {
-        if matches!(block.kind.as_str(), "string" | "comment" | "preamble") {
-            continue;
-        }
-        let after = &block.text[block.text.find(['{', '(']).map_or(0, |i| i + 1)..];
-        let key = after.split(',').next().unwrap_or("").trim();
-        if !key.is_empty() {
-            e.keys.push(key.to_string());
-        }
-    }
-    for outcome in parse_source(text) {
-        if let EntryOutcome::Paper(p) = outcome {
-            if !p.doi.is_empty() {
-                e.dois.push((p.doi.clone(), p.key.clone()));
+/// A bibliography file as export reads it: every key it declares and the
+/// entries it holds. What decides the key a paper has there or would get
+/// ([`Entries::planned_keys`]), and what a key the draft cites stands for
+/// ([`Entries::entry`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Entries {
+    /// Every key its blocks declare, in order, entries the parser rejects
+    /// too: a new key is none of them.
+    keys: Vec<String>,
+    /// Its entries read, in order.
+    entries: Vec<BibEntry>,
+}
+
+impl Entries {
+    /// The entries of a BibTeX text.
+    pub fn of_text(text: &str) -> Entries {
+        let mut e = Entries::default();
+        // Keys straight from the block headers, so entries the parser rejects still count.
+        for block in split_blocks(text).into_iter().flatten() {
+            if matches!(block.kind.as_str(), "string" | "comment" | "preamble") {
+                continue;
             }
-            e.titles.push((normalize_title(&p.title), p.key.clone()));
+            let after = &block.text[block.text.find(['{', '(']).map_or(0, |i| i + 1)..];
+            let key = after.split(',').next().unwrap_or("").trim();
+            if !key.is_empty() {
+                e.keys.push(key.to_string());
+            }
         }
+        for outcome in parse_source(text) {
+            if let EntryOutcome::Paper(p) = outcome {
+                e.entries.push(BibEntry { key: p.key.clone(), work: Identity::of(&p) });
+            }
+        }
+        e
     }
-    e
+
+    /// Its entries read, in order.
+    pub fn entries(&self) -> &[BibEntry] {
+        &self.entries
+    }
+
+    /// The (first) entry under `key`.
+    pub fn entry(&self, key: &str) -> Option<&BibEntry> {
+        self.entries.iter().find(|e| e.key == key)
+    }
+
+    /// The keys `papers` have here or would get, exported at once in
+    /// `style` (a paper already here keeps its entry's key), without
+    /// writing anything.
+    pub fn planned_keys<'p>(&self, papers: impl IntoIterator<Item = &'p Paper>, style: KeyStyle) -> Vec<String> {
+        let mut held = self.clone();
+        papers.into_iter().map(|p| held.place(p, style).key().to_string()).collect()
+    }
+
+    /// What exporting `p` in `style` does: nothing when the file holds its
+    /// work already (one DOI; or the same title under its key, or a key
+    /// made from it: the same paper), else it is added under a key no
+    /// entry has (and is held here from then on).
+    fn place(&mut self, p: &Paper, style: KeyStyle) -> Exported {
+        let work = Identity::of(p);
+        if let Some(e) = self.entries.iter().find(|e| e.work.same_doi(&work)) {
+            return Exported::Present(e.key.clone());
+        }
+        let base = base_key(p, style);
+        if let Some(e) = self.entries.iter().find(|e| e.work.same_title(&work) && e.key.starts_with(&base)) {
+            return Exported::Present(e.key.clone());
+        }
+        let key = unique_key(&base, |k| self.keys.iter().any(|e| e == k));
+        self.keys.push(key.clone());
+        self.entries.push(BibEntry { key: key.clone(), work });
+        Exported::Added(key)
+    }
 }
 
 /// The BibTeX text of a paper under `key`: its original entry with the key
@@ -470,23 +519,25 @@ fn replace_and_back_up(tmp: &Path, target: &Path, before: &FileState) -> Result<
     }
 }
 
-/// The keys `papers` have or would get in `file`, without writing anything.
-pub fn planned_keys(file: &Path, papers: &[Paper], style: KeyStyle) -> Result<Vec<String>> {
-    let state = read_state(file)?;
-    Ok(plan(&state.text, papers, style).1.iter().map(|e| e.key().to_string()).collect())
+/// The key export writes for a paper where a front end offers it (the
+/// check's suggestions, an entry added from the library): its key in the
+/// file whose `entries` these are (as last read), or the key it would get
+/// there in `style`; no file known: the key export makes for it.
+pub fn export_keys(entries: Option<std::sync::Arc<Entries>>, style: KeyStyle) -> crate::check::KeyOf {
+    std::sync::Arc::new(move |p: &Paper| {
+        let planned = entries.as_ref().and_then(|e| e.planned_keys([p], style).into_iter().next());
+        planned.unwrap_or_else(|| base_key(p, style))
+    })
 }
 
-/// (key, DOI, normalised title) of every entry of a BibTeX file (empty when
-/// the file does not exist).
-pub fn entries_of(file: &Path) -> Result<Vec<(String, String, String)>> {
-    let state = read_state(file)?;
-    Ok(parse_source(&state.text)
-        .into_iter()
-        .filter_map(|o| match o {
-            EntryOutcome::Paper(p) => Some((p.key.clone(), p.doi.clone(), normalize_title(&p.title))),
-            EntryOutcome::Skipped { .. } => None,
-        })
-        .collect())
+/// The keys `papers` have or would get in `file`, without writing anything.
+pub fn planned_keys(file: &Path, papers: &[Paper], style: KeyStyle) -> Result<Vec<String>> {
+    Ok(entries_of(file)?.planned_keys(papers, style))
+}
+
+/// The entries of a BibTeX file (none when the file does not exist).
+pub fn entries_of(file: &Path) -> Result<Entries> {
+    Ok(Entries::of_text(&read_state(file)?.text))
 }
 
 struct FileState {
@@ -511,38 +562,23 @@ fn read_state(file: &Path) -> Result<FileState> {
 /// The text to append to `current` (with `\n` line ends) and what happens
 /// to each paper.
 fn plan(current: &str, papers: &[Paper], style: KeyStyle) -> (String, Vec<Exported>) {
-    let mut ex = existing(current);
+    let mut held = Entries::of_text(current);
     let mut added = String::new();
     // Line ends at the end of the text so far (a `\r` before one counts for nothing).
     let mut newlines = if current.is_empty() { 2 } else { current[current.trim_end_matches(['\n', '\r']).len()..].matches('\n').count() };
     let mut entries = Vec::new();
     for p in papers {
-        let title = normalize_title(&p.title);
-        if let Some((_, k)) = ex.dois.iter().find(|(d, _)| !p.doi.is_empty() && *d == p.doi) {
-            entries.push(Exported::Present(k.clone()));
-            continue;
-        }
-        let base = base_key(p, style);
-        // The same key with the same title is the same paper.
-        let same = ex.titles.iter().find(|(t, k)| *t == title && (k == &base || k.starts_with(&base)));
-        if let Some((_, k)) = same {
-            entries.push(Exported::Present(k.clone()));
-            continue;
-        }
-        let key = unique_key(&base, |k| ex.keys.iter().any(|e| e == k));
-        // A blank line before each entry.
-        for _ in newlines.min(2)..2 {
+        let placed = held.place(p, style);
+        if let Exported::Added(key) = &placed {
+            // A blank line before each entry.
+            for _ in newlines.min(2)..2 {
+                added.push('\n');
+            }
+            added.push_str(&entry_text(p, key).replace("\r\n", "\n"));
             added.push('\n');
+            newlines = 1;
         }
-        added.push_str(&entry_text(p, &key).replace("\r\n", "\n"));
-        added.push('\n');
-        newlines = 1;
-        ex.keys.push(key.clone());
-        if !p.doi.is_empty() {
-            ex.dois.push((p.doi.clone(), key.clone()));
-        }
-        ex.titles.push((title, key.clone()));
-        entries.push(Exported::Added(key));
+        entries.push(placed);
     }
     (added, entries)
 }
@@ -561,6 +597,37 @@ mod tests {
             .collect();
         assert_eq!(ps.len(), 1, "{text}");
         ps.remove(0)
+    }
+
+    /// The key a paper has in a file or would get there: an entry of its
+    /// DOI keeps its key, and so does one of its title under a key made
+    /// from it; a new key is none the file declares (an entry the parser
+    /// rejects too) nor one planned before it.
+    #[test]
+    fn planned_keys_follow_the_file() {
+        let held = Entries::of_text(
+            "@article{mine, title = {Other title}, doi = {10.1/b}}\n\
+             @article{wu1997stochastic, title = {Stochastic Inversion Transduction Grammars}, year = 1997}\n\
+             @misc{zens2003, note = {no title}}\n",
+        );
+        assert_eq!(held.entries().iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), ["mine", "wu1997stochastic"]);
+        assert_eq!(held.entry("mine").map(|e| e.work.doi.as_str()), Some("10.1/b"));
+        let paper = |author: &str, year: i32, title: &str, doi: &str| Paper {
+            authors: vec![author.into()],
+            year: Some(year),
+            title: title.into(),
+            doi: doi.into(),
+            ..Paper::default()
+        };
+        let by_doi = paper("Ann Other", 2020, "Some Paper", "10.1/B");
+        let by_title = paper("Dekai Wu", 1997, "Stochastic inversion-transduction grammars", "");
+        let zens = [paper("Richard Zens", 2003, "A comparative study", ""), paper("Richard Zens", 2003, "Another study", "")];
+        assert_eq!(held.planned_keys([&by_doi, &by_title], KeyStyle::AuthorYearFirstword), ["mine", "wu1997stochastic"]);
+        assert_eq!(held.planned_keys(&zens, KeyStyle::AuthorYear), ["zens2003a", "zens2003b"]);
+        assert_eq!(plan("", &zens, KeyStyle::AuthorYear).1, [Exported::Added("zens2003".into()), Exported::Added("zens2003a".into())]);
+        let key_of = export_keys(Some(std::sync::Arc::new(held)), KeyStyle::AuthorYear);
+        assert_eq!(((*key_of)(&by_doi), (*key_of)(&zens[0])), ("mine".to_string(), "zens2003a".to_string()));
+        assert_eq!((*export_keys(None, KeyStyle::AuthorYear))(&by_doi), "other2020", "no file: the key export makes");
     }
 
     #[test]

@@ -124,7 +124,7 @@ pub fn adaptation_data(lib: &Library, opts: &PairOptions, on_progress: &dyn Fn(u
     let mut citances: Vec<(u64, Pair)> = Vec::new();
     for c in lib.citances().all()? {
         let cited: Vec<usize> = c.cited.iter().filter_map(|id| row.get(id.as_str()).copied()).collect();
-        let query = strip_citations(&c.sentence);
+        let query = strip_citations(&c.sentence, &crate::corpus::citation_markup::CiteGrammar::PLAIN);
         if cited.is_empty() || query.split_whitespace().count() < MIN_CITING_WORDS {
             continue;
         }

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use super::journal::{IndexStamp, Journal, Stamp};
 use super::Library;
+use crate::corpus::citation_markup::CiteGrammar;
 use crate::corpus::source::read_bytes;
 use crate::error::{Error, Result};
 use crate::evidence::citances::Citance;
@@ -46,6 +47,10 @@ pub struct EvidenceOptions {
     /// Add the BibTeX entries a LaTeX or Markdown document cites that are
     /// not in the library yet, so its citations of them become evidence.
     pub add_cited: bool,
+    /// The grammar LaTeX documents' citations are read with: the wrapper
+    /// commands the user's configuration names (`import --evidence`); by
+    /// default none.
+    pub grammar: CiteGrammar,
 }
 
 /// Per kind of document: what was read and how much of it was linked.
@@ -105,7 +110,7 @@ pub fn import_evidence(lib: &Library, files: &[PathBuf], split: Option<&str>, fo
     }
     let inputs: Vec<EvidenceInput> =
         files.iter().map(|f| EvidenceInput::of(f).unwrap_or_else(|| EvidenceInput::Sentences(f.clone()))).collect();
-    let options = EvidenceOptions { split: split.map(str::to_string), force, add_cited: false };
+    let options = EvidenceOptions { split: split.map(str::to_string), force, ..EvidenceOptions::default() };
     import_inputs(lib, &inputs, &options, &|_, _| {})
 }
 
@@ -200,9 +205,9 @@ pub fn import_inputs(
         }
         for chunk in documents.chunks(batch) {
             let outcomes: Vec<Vec<Outcome>> = if threads > 1 {
-                chunk.par_iter().map(|i| read_input(i, &journal, options.force, &linker)).collect()
+                chunk.par_iter().map(|i| read_input(i, &journal, options, &linker)).collect()
             } else {
-                chunk.iter().map(|i| read_input(i, &journal, options.force, &linker)).collect()
+                chunk.iter().map(|i| read_input(i, &journal, options, &linker)).collect()
             };
             let mut ready: Vec<ReadDoc> = Vec::new();
             for outcome in outcomes.into_iter().flatten() {
@@ -343,7 +348,8 @@ fn distinct(items: impl IntoIterator<Item = String>) -> Vec<String> {
 }
 
 /// Reads one input into documents (a bundle may hold several).
-fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Linker) -> Vec<Outcome> {
+fn read_input(input: &EvidenceInput, journal: &Journal, options: &EvidenceOptions, linker: &Linker) -> Vec<Outcome> {
+    let force = options.force;
     let path = input.path();
     let shown = path.display().to_string();
     let kind = match input {
@@ -397,7 +403,7 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
             let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
             let files = Files::Dir { project, dir };
-            latex_document(&files, &name, path, "", &bytes, journal, force, linker)
+            latex_document(&files, &name, path, "", &bytes, journal, options, linker)
         }
         EvidenceInput::Bundle(_) => {
             let files = match Files::bundle(path) {
@@ -405,7 +411,7 @@ fn read_input(input: &EvidenceInput, journal: &Journal, force: bool, linker: &Li
                 Err(why) => return vec![Outcome::Skipped(kind, format!("{shown}: {why}"))],
             };
             let mains = main_files(&files);
-            mains.iter().flat_map(|m| latex_document(&files, m, path, m, &bytes, journal, force, linker)).collect()
+            mains.iter().flat_map(|m| latex_document(&files, m, path, m, &bytes, journal, options, linker)).collect()
         }
         EvidenceInput::Sentences(_) => Vec::new(),
     }
@@ -424,15 +430,15 @@ fn latex_document(
     tag: &str,
     bytes: &[u8],
     journal: &Journal,
-    force: bool,
+    options: &EvidenceOptions,
     linker: &Linker,
 ) -> Vec<Outcome> {
     let shown = if tag.is_empty() { path.display().to_string() } else { format!("{}:{tag}", path.display()) };
-    match read_latex(files, main, Path::new(&shown)) {
+    match read_latex(files, main, Path::new(&shown), &options.grammar) {
         Ok((mut doc, problems)) => {
             doc.file = path.to_path_buf();
             let stamp = stamp_of_inputs(bytes, &doc);
-            if !force && journal.is_done_as(path, tag, stamp) {
+            if !options.force && journal.is_done_as(path, tag, stamp) {
                 return vec![Outcome::Unchanged(DocKind::Latex)];
             }
             vec![finish(doc, Found { source: source_name(path, tag), path, tag, stamp, owner: None }, linker, prefixed(&shown, problems))]

@@ -13,9 +13,9 @@
 //! ```
 
 pub mod adapt;
-pub mod check;
 pub mod embed;
 pub mod evidence_import;
+pub mod health;
 pub mod import;
 pub mod journal;
 pub mod lock;

@@ -10,11 +10,13 @@ use lsp_types::{
 
 use super::documents::Document;
 use crate::check::finding::FROM_LIBRARY;
-use crate::check::KeyOf;
-use crate::corpus::citation_markup::{citation_key, cited_keys, is_citation_key};
+use crate::check::Bibliography;
+use crate::corpus::citation_markup::{citation_key, is_citation_key, CiteGrammar};
+use crate::corpus::work::Identity;
 use crate::corpus::Paper;
-use crate::export::bibfile::planned_keys;
+use crate::export::bibfile::Entries;
 use crate::export::keys::{base_key, KeyStyle};
+use crate::pipeline::already_cited::AlreadyCited;
 use crate::pipeline::channel::EvidenceSnippet;
 use crate::pipeline::Candidate;
 
@@ -28,35 +30,36 @@ pub const ADD_TO_BIBLIOGRAPHY: &str = "citewise.addToBibliography";
 /// bibliography lacks.
 pub const ADD_FROM_LIBRARY: &str = "citewise.addFromLibrary";
 
-/// The key a paper has in the bibliography `file`, or would get there in
-/// `style` (export's key).
-pub fn export_keys(file: Option<std::path::PathBuf>, style: KeyStyle) -> KeyOf {
-    std::sync::Arc::new(move |p: &Paper| {
-        let planned = file.as_deref().and_then(|f| planned_keys(f, std::slice::from_ref(p), style).ok());
-        planned.and_then(|k| k.into_iter().next()).unwrap_or_else(|| base_key(p, style))
-    })
-}
-
 /// Evidence sentences shown per paper.
 const EVIDENCE_SHOWN: usize = 3;
 
 /// The candidates worth offering, each with the key it has in the
-/// document's bibliography or would get there; papers the document
-/// already cites are left out, as in the editor, and so are papers whose
-/// key is not a citation key the document may be given
+/// document's bibliography or would get there (planned from `entries`, the
+/// file entries are added to as the loop last parsed it; none: the key
+/// export makes); papers the document already cites are left out (the one
+/// rule: [`AlreadyCited`], its keys read through `bib`), and so are papers
+/// whose key is not a citation key the document may be given
 /// ([`citation_key`]: completions and "Cite" actions write only keys).
-pub fn offered(doc: &Document, candidates: &[Candidate], style: KeyStyle) -> Vec<(String, Candidate)> {
-    let with_papers: Vec<&Candidate> = candidates.iter().filter(|c| c.paper.is_some()).collect();
-    let papers: Vec<Paper> = with_papers.iter().filter_map(|c| c.paper.clone()).collect();
-    let planned = doc.draft.bibliography().ok().and_then(|bib| planned_keys(&bib, &papers, style).ok());
-    let keys = planned.unwrap_or_else(|| papers.iter().map(|p| base_key(p, style)).collect());
-    let cited = cited_keys(doc.text(), doc.draft.syntax);
+pub fn offered(
+    doc: &Document,
+    candidates: &[Candidate],
+    style: KeyStyle,
+    bib: &Bibliography,
+    entries: Option<&Entries>,
+) -> Vec<(String, Candidate)> {
+    let with_papers: Vec<(&Candidate, &Paper)> = candidates.iter().filter_map(|c| c.paper.as_ref().map(|p| (c, p))).collect();
+    let keys = match entries {
+        Some(entries) => entries.planned_keys(with_papers.iter().map(|(_, p)| *p), style),
+        None => with_papers.iter().map(|(_, p)| base_key(p, style)).collect(),
+    };
+    let by_key = bib.entries_by_key();
+    let cited = AlreadyCited::in_draft(doc.text(), &doc.draft.grammar).through(|k| by_key.get(k).map(|p| Identity::of(p)));
     with_papers
         .into_iter()
         .zip(keys)
-        .filter(|(c, key)| !cited.contains(key) && c.paper.as_ref().is_none_or(|p| !cited.contains(&p.key)))
-        .filter(|(_, key)| is_citation_key(key, doc.draft.syntax))
-        .map(|(c, key)| (key, c.clone()))
+        .filter(|((_, p), key)| !cited.cites(p, Some(key.as_str())))
+        .filter(|(_, key)| is_citation_key(key, doc.draft.syntax()))
+        .map(|((c, _), key)| (key, c.clone()))
         .collect()
 }
 
@@ -149,10 +152,10 @@ fn add_command(uri: &Url, key: &str) -> Command {
 pub fn cite_actions(doc: &Document, offered: &[(String, Candidate)], at: Position) -> Vec<CodeAction> {
     offered
         .iter()
-        .filter(|(key, _)| is_citation_key(key, doc.draft.syntax))
+        .filter(|(key, _)| is_citation_key(key, doc.draft.syntax()))
         .map(|(key, c)| {
             let title = c.paper.as_ref().map_or(c.id.clone(), |p| p.title.clone());
-            let insert = format!(" {}", doc.draft.syntax.format(std::slice::from_ref(key)));
+            let insert = format!(" {}", doc.draft.syntax().format(std::slice::from_ref(key)));
             let edit = TextEdit { range: Range { start: at, end: at }, new_text: insert };
             CodeAction {
                 title: format!("Cite {key}: {title}"),
@@ -198,14 +201,12 @@ pub fn hover_markdown(p: &Paper, evidence: &[EvidenceSnippet], bib: &Path) -> St
 /// being typed is unknown for a moment), a renamed key carries its new key
 /// for the quick fix.
 pub fn diagnostic(doc: &Document, f: &crate::check::Finding) -> lsp_types::Diagnostic {
-    use crate::check::finding::RENAMED;
     use crate::check::{Kind, Severity};
     use lsp_types::DiagnosticSeverity;
-    let renamed = (f.kind == Kind::UnknownKey).then(|| f.suggestions.iter().find(|s| s.why == RENAMED)).flatten();
-    let (message, data) = match renamed.map(|s| (s, citation_key(&s.key, doc.draft.syntax))) {
-        Some((s, Ok(()))) => (
-            format!("`{}` is now `{}` in the library (its citation key changed); a quick fix rewrites it", f.key, s.key),
-            Some(serde_json::json!({ "renamed_to": s.key })),
+    let (message, data) = match f.renamed_to().map(|new| (new, citation_key(new, doc.draft.syntax()))) {
+        Some((new, Ok(()))) => (
+            format!("`{}` is now `{new}` in the library (its citation key changed); a quick fix rewrites it", f.key),
+            Some(serde_json::json!({ "renamed_to": new })),
         ),
         Some((_, Err(e))) => (
             format!(
@@ -261,7 +262,8 @@ pub fn fixes(doc: &Document, f: &crate::check::Finding, bib: &crate::check::Bibl
     if let Some(keep) = &f.keep {
         out.extend(replace_key_action(doc, range, format!("Cite {keep} instead of {} (one work)", f.key), keep, true));
     }
-    let writable = f.suggestions.iter().filter(|s| s.why != FROM_LIBRARY && !s.key.is_empty() && is_citation_key(&s.key, doc.draft.syntax));
+    let writable =
+        f.suggestions.iter().filter(|s| s.why != FROM_LIBRARY && !s.key.is_empty() && is_citation_key(&s.key, doc.draft.syntax()));
     for (i, s) in writable.enumerate() {
         if s.why == RENAMED {
             out.extend(rename_key_action(doc, &f.key, &s.key, range));
@@ -288,7 +290,7 @@ fn add_from_library_action(
     range: Range,
     bib: &crate::check::Bibliography,
 ) -> Option<CodeAction> {
-    if !is_citation_key(&s.key, doc.draft.syntax) || !is_citation_key(&s.key, crate::corpus::citation_markup::CiteSyntax::Latex) {
+    if !is_citation_key(&s.key, doc.draft.syntax()) || !is_citation_key(&s.key, crate::corpus::citation_markup::CiteSyntax::Latex) {
         return None;
     }
     let name =
@@ -318,7 +320,7 @@ fn add_from_library_action(
 /// An edit of the citation at `range` to `key`; none when `key` is not a
 /// citation key the document may be given ([`citation_key`]).
 fn replace_key_action(doc: &Document, range: Range, title: String, key: &str, preferred: bool) -> Option<CodeAction> {
-    if !is_citation_key(key, doc.draft.syntax) {
+    if !is_citation_key(key, doc.draft.syntax()) {
         return None;
     }
     let edit = TextEdit { range, new_text: key.to_string() };
@@ -342,7 +344,7 @@ fn fix_title_action(f: &crate::check::Finding, title: &str, bib: &Path, open: Op
     };
     let value = crate::corpus::bibtex::field_value_range(&text, &f.key, "title")?;
     let uri = Url::from_file_path(bib).ok()?;
-    let bib_doc = Document::new(uri.clone(), "bibtex", text, 0);
+    let bib_doc = Document::new(uri.clone(), "bibtex", text, 0, &CiteGrammar::PLAIN);
     let edit = TextEdit { range: bib_doc.range(value.start, value.end), new_text: crate::export::bibfile::escape(title) };
     let name = bib.file_name().map_or_else(|| bib.display().to_string(), |n| n.to_string_lossy().into_owned());
     Some(CodeAction {
@@ -364,7 +366,7 @@ mod tests {
     const HOSTILE: &str = r"new}\input{/etc/passwd}\cite{x";
 
     fn doc(name: &str, text: &str) -> Document {
-        Document::new(Url::parse(&format!("file:///tmp/citewise-answer/{name}")).unwrap(), "", text.into(), 1)
+        Document::new(Url::parse(&format!("file:///tmp/citewise-answer/{name}")).unwrap(), "", text.into(), 1, &CiteGrammar::PLAIN)
     }
 
     fn finding(text: &str, key: &str) -> Finding {
@@ -474,7 +476,7 @@ mod tests {
         let papers = [candidate(HOSTILE), candidate("smith."), candidate("tagger2001")];
         let keys = |name: &str| -> Vec<String> {
             let d = doc(name, "We tag words.");
-            let offered = offered(&d, &papers, KeyStyle::Original);
+            let offered = offered(&d, &papers, KeyStyle::Original, &Bibliography::default(), None);
             let cited = cite_actions(&d, &offered, Position { line: 0, character: 0 });
             assert_eq!(cited.len(), offered.len());
             offered.into_iter().map(|(k, _)| k).collect()
@@ -484,6 +486,28 @@ mod tests {
         assert_eq!(keys("paper.md"), ["taggerndtagging", "tagger2001"]);
         let unchecked = [(HOSTILE.to_string(), candidate(HOSTILE))];
         assert!(cite_actions(&doc("paper.tex", "x"), &unchecked, Position { line: 0, character: 0 }).is_empty());
+    }
+
+    /// Each paper is offered under the key the bibliography file holds it
+    /// by or would give it (planned from the entries the loop parsed, not
+    /// read again); a paper the document cites is not offered: by that
+    /// key, or by a cited key whose entry is its work ([`AlreadyCited`]).
+    #[test]
+    fn offers_take_the_file_s_keys_and_leave_out_what_the_document_cites() {
+        let text = "@article{tagger2001, title = {Tagging}}\n@article{mine, title = {Other}, doi = {10.1/b}}";
+        let (entries, bib) = (Entries::of_text(text), Bibliography::parse(text));
+        let mut other = candidate("other");
+        if let Some(p) = other.paper.as_mut() {
+            (p.title, p.doi) = ("Some paper".into(), "10.1/b".into());
+        }
+        let papers = [candidate("tagger2001"), candidate("fresh"), other];
+        let keys = |text: &str| -> Vec<String> {
+            offered(&doc("paper.tex", text), &papers, KeyStyle::Original, &bib, Some(&entries)).into_iter().map(|(k, _)| k).collect()
+        };
+        assert_eq!(keys("We tag words."), ["tagger2001", "fresh", "mine"], "the file holds the third by its DOI");
+        assert_eq!(keys(r"We tag words \cite{fresh}."), ["tagger2001", "mine"]);
+        assert_eq!(keys(r"We tag words \cite{mine}."), ["tagger2001", "fresh"]);
+        assert_eq!(keys(r"We tag words \cite{tagger2001}."), ["mine"], "the entry cited is the work of `fresh` too: one title");
     }
 
     /// The title fix edits the entry BibTeX reads, not a commented-out

@@ -5,6 +5,7 @@
 
 use lsp_types::{Position, Range, Url};
 
+use crate::corpus::citation_markup::CiteGrammar;
 use crate::draft;
 use crate::project::Project;
 
@@ -24,10 +25,11 @@ pub const MAX_TEXT: usize = 4 << 20;
 impl Document {
     /// A document as the client opened it: its syntax from its language id,
     /// else its file's name; a `file:` URI is a file in its folder's project.
-    pub fn new(uri: Url, language_id: &str, text: String, version: i32) -> Document {
+    /// Its citations are read with `configured`'s wrapper commands.
+    pub fn new(uri: Url, language_id: &str, text: String, version: i32, configured: &CiteGrammar) -> Document {
         let draft = match uri.to_file_path() {
-            Ok(path) => draft::Document::of_file(&path, text, Some(language_id)),
-            Err(()) => draft::Document::new(text, draft::syntax_of(language_id, None)),
+            Ok(path) => draft::Document::of_file(&path, text, Some(language_id), configured),
+            Err(()) => draft::Document::new(text, configured.in_syntax(draft::syntax_of(language_id, None))),
         };
         Document { uri, version, draft }
     }
@@ -108,7 +110,7 @@ mod tests {
     use super::*;
 
     fn doc(name: &str, text: &str) -> Document {
-        Document::new(Url::parse(&format!("file:///tmp/d/{name}")).unwrap(), "", text.to_string(), 1)
+        Document::new(Url::parse(&format!("file:///tmp/d/{name}")).unwrap(), "", text.to_string(), 1, &CiteGrammar::PLAIN)
     }
 
     #[test]
@@ -150,7 +152,9 @@ mod tests {
         let d = tmp.path().join("d");
         std::fs::create_dir_all(&d).unwrap();
         let real = d.canonicalize().unwrap();
-        let doc = |name: &str, text: &str| Document::new(Url::from_file_path(d.join(name)).unwrap(), "", text.to_string(), 1);
+        let doc = |name: &str, text: &str| {
+            Document::new(Url::from_file_path(d.join(name)).unwrap(), "", text.to_string(), 1, &CiteGrammar::PLAIN)
+        };
         let bib = |doc: Document| doc.draft.bibliography();
         assert_eq!(bib(doc("a.tex", r"\bibliography{refs,more}")).unwrap(), real.join("refs.bib"));
         assert_eq!(bib(doc("a.tex", r"\addbibresource{lib/x.bib}")).unwrap(), real.join("lib/x.bib"));
@@ -173,7 +177,8 @@ mod tests {
         // A workspace folder above the document widens its project.
         let sub = d.join("chapters");
         std::fs::create_dir_all(&sub).unwrap();
-        let inner = Document::new(Url::from_file_path(sub.join("c.tex")).unwrap(), "", r"\bibliography{../refs}".into(), 1);
+        let inner =
+            Document::new(Url::from_file_path(sub.join("c.tex")).unwrap(), "", r"\bibliography{../refs}".into(), 1, &CiteGrammar::PLAIN);
         assert!(inner.draft.bibliography().is_err(), "its own folder is its project");
         let inner = inner.in_workspace(&[Project::new(&d).unwrap()]);
         assert_eq!(inner.draft.bibliography().unwrap(), real.join("refs.bib"));

@@ -9,8 +9,9 @@
 //! ([`crate::runtime::Runner`], keyed by document: a newer request for the
 //! same document, or `$/cancelRequest`, stops an older one) streams back,
 //! and the background encoding's news. Hovers and bibliography writes are
-//! answered in the loop (they read a bibliography parsed once per change of
-//! the file). A completion is answered with the fused list when the rerank
+//! answered in the loop; they, the keys completions and "Cite" actions
+//! offer and the check's suggestions read a bibliography parsed once per
+//! change of the file. A completion is answered with the fused list when the rerank
 //! stage has not finished within [`RERANK_WAIT`] (120 ms), marked
 //! incomplete, so the next keystroke gets the reranked one (its pair scores
 //! are kept meanwhile). Each request's stage times go to the client as a
@@ -34,7 +35,6 @@
 
 pub mod answer;
 pub mod documents;
-pub mod latency;
 pub mod slots;
 pub mod transport;
 
@@ -56,19 +56,21 @@ use lsp_types::{
 };
 use serde::{Deserialize, Serialize};
 
-use self::answer::{cite_actions, completion_item, export_keys, hover_markdown, offered, resolved, ADD_FROM_LIBRARY, ADD_TO_BIBLIOGRAPHY};
+use self::answer::{cite_actions, completion_item, hover_markdown, offered, resolved, ADD_FROM_LIBRARY, ADD_TO_BIBLIOGRAPHY};
 use self::documents::{Document, MAX_TEXT};
 use self::slots::{query_at, sentence_end, slot_at};
 use crate::check::{Bibliography, Checker, Finding, Kind, Report, SupportCache};
 use crate::corpus::bibtex::{parse_source, EntryOutcome};
+use crate::corpus::citation_markup::CiteGrammar;
 use crate::corpus::Paper;
 use crate::error::{Error, Result};
+use crate::export::bibfile::{export_keys, Entries};
 use crate::export::keys::KeyStyle;
 use crate::library::zotero::{Watch, WatchEvent, WATCH_EVERY};
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
 use crate::pipeline::channel::EvidenceSnippet;
-use crate::pipeline::{Candidate, Models, Recommendations, Recommender};
+use crate::pipeline::{Candidate, Models, Recommendations, Recommender, Stage};
 use crate::runtime::{self, reopen_all, BibliographyOf, CheckRequest, Done, Lane, Runner};
 
 /// How long a completion waits for the rerank stage before it answers with
@@ -101,7 +103,7 @@ pub struct Timings {
     pub request: RequestId,
     /// Each stage (`bm25`, `evidence`, …, `fuse`, `records`, `rerank`) and
     /// its wall time in milliseconds, in order.
-    pub stages: Vec<(String, f64)>,
+    pub stages: Vec<(Stage, f64)>,
 }
 
 /// What the server runs with.
@@ -116,6 +118,9 @@ pub struct Options {
     /// What the server encodes in the background while it runs (with every
     /// stage only: `--stages` fixes the channels); empty: nothing.
     pub background: Vec<Phase>,
+    /// The citation grammar of the user's configuration (its wrapper
+    /// commands); each document reads with it in its own syntax.
+    pub grammar: CiteGrammar,
 }
 
 /// Serves on stdin/stdout until the client says `exit` or closes stdin.
@@ -153,7 +158,7 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     let caps = serde_json::to_value(capabilities).map_err(Error::Encode)?;
     let params = connection.initialize(caps).map_err(|e| Error::Input(format!("language server: {e}")))?;
     let roots = workspace_roots(&params);
-    let Options { library, models, stages, key_style, results, background } = options;
+    let Options { library, models, stages, key_style, results, background, grammar } = options;
     let models = Arc::new(models);
     let recommender = match &stages {
         Some(stages) => {
@@ -189,6 +194,7 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         library,
         key_style,
         results,
+        grammar,
         roots,
         runner,
         encoding,
@@ -269,6 +275,9 @@ impl Awaited {
 struct ParsedBibliography {
     stamps: Vec<Option<(SystemTime, u64)>>,
     bib: Arc<Bibliography>,
+    /// Its first file as export reads it: the keys papers have there or
+    /// would get (completions, "Cite" actions, the check's suggestions).
+    entries: Arc<Entries>,
 }
 
 /// A bibliography file a document names that is refused (outside the
@@ -282,6 +291,8 @@ struct Diagnose {
     /// Its bibliography (empty when refused), and the refusal.
     bib: Arc<Bibliography>,
     refused: Option<RefusedFile>,
+    /// The file entries are added to, as export reads it (none: refused).
+    entries: Option<Arc<Entries>>,
     /// The keys offered to it: not unknown (they go to the bibliography
     /// when cited).
     offered: HashSet<String>,
@@ -317,6 +328,8 @@ struct GlobalState {
     key_style: KeyStyle,
     /// Papers per completion.
     results: usize,
+    /// The configuration's citation grammar (see [`Options::grammar`]).
+    grammar: CiteGrammar,
     /// The workspace folders: the projects of the documents in them.
     roots: Vec<crate::project::Project>,
     runner: Runner<Url>,
@@ -452,7 +465,7 @@ impl GlobalState {
         let outcome = match n.method.as_str() {
             lsp_types::notification::DidOpenTextDocument::METHOD => notification_params(n).map(|p: DidOpenTextDocumentParams| {
                 let d = p.text_document;
-                let doc = Document::new(d.uri.clone(), &d.language_id, d.text, d.version).in_workspace(&self.roots);
+                let doc = Document::new(d.uri.clone(), &d.language_id, d.text, d.version, &self.grammar).in_workspace(&self.roots);
                 self.docs.insert(d.uri.clone(), doc);
                 self.changed.insert(d.uri);
             }),
@@ -559,9 +572,10 @@ impl GlobalState {
         }
         let Some(doc) = self.docs.get(uri).cloned() else { return };
         let (bib, refused) = self.bibliography_of(&doc);
+        let entries = self.export_entries(&doc);
         let offered = self.offered.get(uri).map(|o| o.keys().cloned().collect()).unwrap_or_default();
         let last = self.checked.get(uri).map(|(_, r)| r.clone());
-        let id = self.diagnostics.ask(uri.clone(), Diagnose { doc, bib, refused, offered, last });
+        let id = self.diagnostics.ask(uri.clone(), Diagnose { doc, bib, refused, entries, offered, last });
         self.diagnosing.insert(uri.clone(), id);
     }
 
@@ -854,7 +868,9 @@ impl GlobalState {
     /// Replies to `a` from the recommender's answer `r`; the papers offered
     /// are remembered for the document.
     fn answer_with(&mut self, a: &Awaited, r: &Recommendations, incomplete: bool) {
-        let offered = offered(&a.doc, &r.candidates, self.key_style);
+        let (bib, _) = self.bibliography_of(&a.doc);
+        let entries = self.export_entries(&a.doc);
+        let offered = offered(&a.doc, &r.candidates, self.key_style, &bib, entries.as_deref());
         let entry = self.offered.entry(a.doc.uri.clone()).or_default();
         for (key, c) in &offered {
             entry.insert(key.clone(), c.clone());
@@ -929,8 +945,8 @@ impl GlobalState {
     }
 
     /// Where request `request`'s time went ([`TIMINGS`]).
-    fn send_timings(&self, request: RequestId, timings: &[(String, Duration)]) {
-        let stages = timings.iter().map(|(stage, d)| (stage.clone(), d.as_secs_f64() * 1000.0)).collect();
+    fn send_timings(&self, request: RequestId, timings: &[(Stage, Duration)]) {
+        let stages = timings.iter().map(|(stage, d)| (*stage, d.as_secs_f64() * 1000.0)).collect();
         self.send(Notification::new(TIMINGS.into(), Timings { request, stages }));
     }
 
@@ -1020,20 +1036,20 @@ impl GlobalState {
     }
 
     /// The bibliography of these files (each: as the document names it,
-    /// and its path) as they are now: parsed again only when one's
-    /// modification time or length changed. A file over the one-file
-    /// budget, or unreadable, reads as empty; one that does not exist, as
-    /// missing.
-    fn bibliography_files(&mut self, files: &[(String, PathBuf)]) -> Arc<Bibliography> {
+    /// and its path) as they are now, and its first file's entries as
+    /// export reads them: parsed again only when one's modification time or
+    /// length changed. A file over the one-file budget, or unreadable,
+    /// reads as empty; one that does not exist, as missing.
+    fn bibliography_files(&mut self, files: &[(String, PathBuf)]) -> (Arc<Bibliography>, Arc<Entries>) {
         let paths: Vec<PathBuf> = files.iter().map(|(_, p)| p.clone()).collect();
         let stamps: Vec<Option<(SystemTime, u64)>> = paths
             .iter()
             .map(|path| std::fs::metadata(path).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len())))
             .collect();
         if let Some(parsed) = self.bibliographies.get(&paths).filter(|p| p.stamps == stamps) {
-            return parsed.bib.clone();
+            return (parsed.bib.clone(), parsed.entries.clone());
         }
-        let read = files
+        let read: Vec<(String, PathBuf, Option<String>)> = files
             .iter()
             .zip(&stamps)
             .map(|((name, path), stamp)| {
@@ -1044,9 +1060,20 @@ impl GlobalState {
                 (name.clone(), path.clone(), text)
             })
             .collect();
+        let first = read.first().and_then(|(_, _, text)| text.as_deref()).unwrap_or_default();
+        let entries = Arc::new(Entries::of_text(first));
         let bib = Arc::new(Bibliography::of_files(read));
-        self.bibliographies.insert(paths, ParsedBibliography { stamps, bib: bib.clone() });
-        bib
+        self.bibliographies.insert(paths, ParsedBibliography { stamps, bib: bib.clone(), entries: entries.clone() });
+        (bib, entries)
+    }
+
+    /// The file papers for `doc` are added to (the first bibliography file
+    /// it reads) as export reads it, from [`GlobalState::bibliography_files`]
+    /// (read again only when it changed); none when it is refused.
+    fn export_entries(&mut self, doc: &Document) -> Option<Arc<Entries>> {
+        let first = doc.draft.bibliographies().into_iter().next()?;
+        let path = first.path.ok()?;
+        Some(self.bibliography_files(&[(first.name, path)]).1)
     }
 
     /// The document's bibliography (every file it names, else
@@ -1061,7 +1088,7 @@ impl GlobalState {
                 Err(refused) => return (Arc::new(Bibliography::default()), Some((refused.to_string(), f.named_at.unwrap_or(0..0)))),
             }
         }
-        (self.bibliography_files(&files), None)
+        (self.bibliography_files(&files).0, None)
     }
 
     /// Asks the runner to check `doc` (support scores; only the sentences
@@ -1074,7 +1101,7 @@ impl GlobalState {
         let request = CheckRequest {
             file: doc.name(),
             text: doc.text().to_string(),
-            syntax: doc.draft.syntax,
+            grammar: doc.draft.grammar.clone(),
             bibliography: BibliographyOf::Shared(bib),
         };
         let id = self.runner.check_for(doc.uri.clone(), request);
@@ -1091,13 +1118,15 @@ impl GlobalState {
     fn check_fixes(&mut self, doc: &Document, range: lsp_types::Range) -> Vec<lsp_types::CodeAction> {
         let (Some(start), Some(end)) = (doc.offset(range.start), doc.offset(range.end)) else { return Vec::new() };
         let (bib, _) = self.bibliography_of(doc);
-        let findings = match self.found.get(&doc.uri) {
-            Some(f) if f.version == doc.version && Arc::ptr_eq(&f.bib, &bib) => f.findings.clone(),
-            _ => {
+        let found = self.found.get(&doc.uri).filter(|f| f.version == doc.version && Arc::ptr_eq(&f.bib, &bib)).map(|f| f.findings.clone());
+        let findings = match found {
+            Some(findings) => findings,
+            None => {
                 let keys = library_keys(&self.library, &mut self.library_keys);
+                let entries = self.export_entries(doc);
                 let offered: HashSet<String> = self.offered.get(&doc.uri).map(|o| o.keys().cloned().collect()).unwrap_or_default();
                 let last = self.checked.get(&doc.uri).map(|(_, r)| r.clone());
-                let prior = Prior { keys, offered: &offered, last: last.as_deref() };
+                let prior = Prior { keys, entries, offered: &offered, last: last.as_deref() };
                 Arc::new(findings(&self.library, doc, &bib, self.key_style, prior))
             }
         };
@@ -1161,9 +1190,12 @@ fn library_keys(library: &Library, cache: &mut Option<(u64, Arc<Vec<String>>)>) 
 }
 
 /// What a document's record checks take besides it: the library's keys
-/// (for near misses), the keys offered to it, and its last support check.
+/// (for near misses), the file entries are added to as export reads it
+/// (the keys suggestions are offered under), the keys offered to it, and
+/// its last support check.
 struct Prior<'p> {
     keys: Arc<Vec<String>>,
+    entries: Option<Arc<Entries>>,
     offered: &'p HashSet<String>,
     last: Option<&'p Report>,
 }
@@ -1179,10 +1211,10 @@ fn findings(library: &Library, doc: &Document, bib: &Bibliography, key_style: Ke
     if doc.text().len() > MAX_TEXT {
         return Vec::new();
     }
-    let Prior { keys, offered, last } = prior;
-    let key_of = export_keys(bib.path.clone(), key_style);
+    let Prior { keys, entries, offered, last } = prior;
+    let key_of = export_keys(entries, key_style);
     let checker = Checker::new(library).with_known_keys(keys).keyed_by(key_of.clone());
-    let report = checker.check(&doc.name(), doc.text(), doc.draft.syntax, bib, &mut SupportCache::default()).unwrap_or_default();
+    let report = checker.check(&doc.name(), doc.text(), &doc.draft.grammar, bib, &mut SupportCache::default()).unwrap_or_default();
     let all_offered = report.citations.iter().all(|c| offered.contains(&c.key));
     let mut findings: Vec<Finding> = report
         .findings
@@ -1193,7 +1225,7 @@ fn findings(library: &Library, doc: &Document, bib: &Bibliography, key_style: Ke
     if let Some(last) = last {
         // A weak citation of the last check stays where its key's same
         // occurrence still stands in the same sentence.
-        let now = crate::check::Draft::read(doc.text(), doc.draft.syntax);
+        let now = crate::check::Draft::read(doc.text(), &doc.draft.grammar);
         for f in last.findings.iter().filter(|f| f.kind == Kind::WeakSupport) {
             let then = last.citations.iter().filter(|c| c.key == f.key);
             let Some(n) = then.clone().position(|c| c.line == f.line && c.column == f.column) else { continue };
@@ -1225,9 +1257,9 @@ fn rekey(f: &mut Finding, library: &Library, key_of: &crate::check::KeyOf) {
 /// fix), hints for bibliography entries without a title, and a
 /// bibliography refused. `keys` keeps the library's keys between jobs.
 fn diagnostics_for(library: &Library, keys: &mut Option<(u64, Arc<Vec<String>>)>, key_style: KeyStyle, job: Diagnose) -> Diagnosed {
-    let Diagnose { doc, bib, refused, offered, last } = job;
+    let Diagnose { doc, bib, refused, entries, offered, last } = job;
     let keys = library_keys(library, keys);
-    let found = findings(library, &doc, &bib, key_style, Prior { keys, offered: &offered, last: last.as_deref() });
+    let found = findings(library, &doc, &bib, key_style, Prior { keys, entries, offered: &offered, last: last.as_deref() });
     let mut diagnostics = Vec::new();
     if let Some((refused, range)) = refused {
         // Said where the document names it; nothing is read from it.

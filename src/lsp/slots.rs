@@ -27,7 +27,7 @@ pub fn slot_at(doc: &Document, cursor: usize) -> Option<Slot> {
     }
     let line_start = text[..cursor].rfind('\n').map_or(0, |i| i + 1);
     let before = &text[line_start..cursor];
-    let open = open_citation(before, doc.draft.syntax)?;
+    let open = open_citation(before, &doc.draft.grammar)?;
     Some(Slot { command: line_start + open.start, key_start: line_start + open.key_start, typed: before[open.key_start..].to_string() })
 }
 
@@ -41,7 +41,7 @@ pub fn query_at(doc: &Document, at: usize, end: usize, k: usize) -> Query {
     // The rest of an unfinished command on this line goes too.
     let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
     let rest = &text[end..line_end];
-    let closing = match doc.draft.syntax {
+    let closing = match doc.draft.syntax() {
         CiteSyntax::Latex => rest.find('}').map(|i| i + 1),
         CiteSyntax::Markdown => rest.find(']').map(|i| i + 1),
         CiteSyntax::Typst => rest.find(')').filter(|_| text[at..end].starts_with("#cite")).map(|i| i + 1),
@@ -74,7 +74,10 @@ pub fn sentence_end(doc: &Document, at: usize) -> Option<usize> {
         }
     }
     let sentence = &text[start..end];
-    if sentence.trim().is_empty() || !citations(sentence, doc.draft.syntax).is_empty() || !cited_keys_any(sentence).is_empty() {
+    if sentence.trim().is_empty()
+        || !citations(sentence, &doc.draft.grammar).is_empty()
+        || !cited_keys_any(sentence, &doc.draft.grammar).is_empty()
+    {
         return None;
     }
     Some(start + sentence.trim_end().len())
@@ -85,8 +88,10 @@ mod tests {
     use super::*;
     use lsp_types::Url;
 
+    use crate::corpus::citation_markup::CiteGrammar;
+
     fn doc(name: &str, text: &str) -> Document {
-        Document::new(Url::parse(&format!("file:///tmp/{name}")).unwrap(), "", text.to_string(), 1)
+        Document::new(Url::parse(&format!("file:///tmp/{name}")).unwrap(), "", text.to_string(), 1, &CiteGrammar::PLAIN)
     }
 
     fn slot(name: &str, text_with_cursor: &str) -> Option<(String, String)> {

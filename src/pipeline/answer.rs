@@ -9,6 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::channel::{ChannelId, EvidenceSnippet};
 use super::query::ContextUsed;
+use super::stage::{Stage, StageTimings};
 use crate::corpus::Paper;
 
 /// How one channel ranked a candidate.
@@ -92,14 +93,14 @@ impl Candidate {
 /// The answer to a query.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Recommendations {
-    /// The last stage that contributed (a channel name, or `rerank`).
-    pub stage: String,
+    /// The last stage that contributed (a channel, or the rerank stage).
+    pub stage: Stage,
     /// Whether every stage has run (false for the early results of a stream).
     pub complete: bool,
     pub candidates: Vec<Candidate>,
     /// Wall time per stage, in order.
     #[serde(serialize_with = "ser_timings", deserialize_with = "de_timings")]
-    pub timings: Vec<(String, Duration)>,
+    pub timings: StageTimings,
     /// Changes made to the query (e.g. truncation).
     pub notices: Vec<String>,
     /// The context the query carried (local, and title / abstract).
@@ -153,7 +154,7 @@ impl Recommendations {
         if self.candidates.is_empty() {
             self.notices.push(NO_MATCH.to_string());
         } else {
-            let words_ran = self.timings.iter().any(|(stage, _)| ChannelId::from_name(stage).is_some_and(ChannelId::matches_words));
+            let words_ran = self.timings.iter().any(|(stage, _)| stage.channel().is_some_and(ChannelId::matches_words));
             let words_found = self.candidates.iter().any(|c| c.channels.iter().any(|ch| ch.channel.matches_words()));
             if words_ran && !words_found {
                 self.notices.push(MEANING_ONLY.to_string());
@@ -163,7 +164,7 @@ impl Recommendations {
     }
 }
 
-fn ser_timings<S: serde::Serializer>(t: &[(String, Duration)], s: S) -> std::result::Result<S::Ok, S::Error> {
+fn ser_timings<S: serde::Serializer>(t: &[(Stage, Duration)], s: S) -> std::result::Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut m = s.serialize_map(Some(t.len()))?;
     for (k, d) in t {
@@ -173,10 +174,10 @@ fn ser_timings<S: serde::Serializer>(t: &[(String, Duration)], s: S) -> std::res
 }
 
 /// Timings as [`ser_timings`] writes them: `{"bm25_ms": 12.0, ...}`, in order.
-fn de_timings<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<(String, Duration)>, D::Error> {
+fn de_timings<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<StageTimings, D::Error> {
     struct Timings;
     impl<'de> serde::de::Visitor<'de> for Timings {
-        type Value = Vec<(String, Duration)>;
+        type Value = StageTimings;
 
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a map of `<stage>_ms` to milliseconds")
@@ -186,9 +187,10 @@ fn de_timings<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<(Strin
             use serde::de::Error;
             let mut out = Vec::new();
             while let Some((key, ms)) = map.next_entry::<String, f64>()? {
-                let stage = key.strip_suffix("_ms").ok_or_else(|| A::Error::custom(format!("timing `{key}` does not end in `_ms`")))?;
+                let name = key.strip_suffix("_ms").ok_or_else(|| A::Error::custom(format!("timing `{key}` does not end in `_ms`")))?;
+                let stage = Stage::from_name(name).ok_or_else(|| A::Error::custom(format!("timing `{key}` is of no stage")))?;
                 let wall = Duration::try_from_secs_f64(ms / 1000.0).map_err(A::Error::custom)?;
-                out.push((stage.to_string(), wall));
+                out.push((stage, wall));
             }
             Ok(out)
         }
@@ -212,8 +214,8 @@ mod tests {
                 ..Candidate::new(format!("p{i}"))
             })
             .collect();
-        let timings = stages.iter().map(|s| (s.name().to_string(), Duration::ZERO)).collect();
-        Recommendations { stage: "fuse".into(), complete: true, candidates, timings, ..Default::default() }
+        let timings = stages.iter().map(|&s| (Stage::Channel(s), Duration::ZERO)).collect();
+        Recommendations { stage: Stage::Fuse, complete: true, candidates, timings, ..Default::default() }
     }
 
     #[test]
@@ -253,5 +255,23 @@ mod tests {
     fn channel_names_serialise_as_before() {
         let s = ChannelScore { channel: Citation, rank: 2, score: 0.5 };
         assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"channel":"citation","rank":2,"score":0.5}"#);
+    }
+
+    /// An answer's stage and timings are written by the stages' names, and
+    /// read back.
+    #[test]
+    fn stages_serialise_by_name() {
+        let ms = Duration::from_millis;
+        let r = Recommendations {
+            stage: Stage::Rerank,
+            timings: vec![(Stage::Channel(Bm25), ms(12)), (Stage::Fuse, ms(1)), (Stage::Records, ms(3)), (Stage::Rerank, ms(230))],
+            ..Default::default()
+        };
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["stage"], "rerank");
+        assert_eq!(json["timings"], serde_json::json!({"bm25_ms": 12.0, "fuse_ms": 1.0, "records_ms": 3.0, "rerank_ms": 230.0}));
+        let back: Recommendations = serde_json::from_value(json).unwrap();
+        let stages = |t: &StageTimings| t.iter().map(|(s, _)| *s).collect::<Vec<_>>();
+        assert_eq!((back.stage, stages(&back.timings)), (r.stage, stages(&r.timings)));
     }
 }

@@ -70,7 +70,7 @@ impl ChannelId {
     pub const ALL: [ChannelId; 4] = [ChannelId::Bm25, ChannelId::Evidence, ChannelId::Citation, ChannelId::Hatten];
 
     /// Short stable name, used in output, `--stages` and timings.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             ChannelId::Bm25 => "bm25",
             ChannelId::Evidence => "evidence",

@@ -20,6 +20,7 @@ pub mod recommender;
 pub mod rerank;
 pub mod same_work;
 pub mod span_cosines;
+pub mod stage;
 
 pub use answer::{Candidate, ChannelScore, Recommendations, SignalScore};
 pub use channel::ChannelId;
@@ -27,3 +28,4 @@ pub use fusion::Fusion;
 pub use models::Models;
 pub use query::{ContextUsed, Prepared, Query};
 pub use recommender::{Recommender, Settings, Stages};
+pub use stage::Stage;

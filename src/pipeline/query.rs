@@ -3,6 +3,7 @@
 
 use crate::corpus::benchmark::CIT;
 pub use crate::corpus::citation_markup::strip_citations;
+use crate::corpus::citation_markup::CiteGrammar;
 use crate::error::{Error, Result};
 
 /// Local context beyond this many words is cut (with a notice).
@@ -63,6 +64,10 @@ pub struct Query {
     /// published after it could not have been cited and are left out (as
     /// are the `citing` papers themselves, which never cite themselves).
     pub written_in: Option<i32>,
+    /// The grammar the context's citation markup is read with (a draft's:
+    /// the wrapper commands its author's configuration names); by default
+    /// the plain one.
+    pub grammar: CiteGrammar,
 }
 
 impl Query {
@@ -93,6 +98,13 @@ impl Query {
         self
     }
 
+    /// Sets the grammar the context's citations are read with (see
+    /// [`Query::grammar`]).
+    pub fn with_grammar(mut self, grammar: CiteGrammar) -> Query {
+        self.grammar = grammar;
+        self
+    }
+
     /// The fingerprints of the citing paper's ids, as evidence sightings
     /// keep them.
     pub fn citing_keys(&self) -> Vec<u64> {
@@ -100,9 +112,10 @@ impl Query {
     }
 
     /// The local context as plain words: `[CIT]`, LaTeX `\cite{..}` commands
-    /// and Markdown `[@key]` citations removed, whitespace collapsed.
+    /// (and the grammar's wrappers) and Markdown `[@key]` citations
+    /// removed, whitespace collapsed.
     pub fn local_text(&self) -> String {
-        strip_citations(&self.context)
+        strip_citations(&self.context, &self.grammar)
     }
 
     /// Local and global context together (what BM25 searches with, and
@@ -125,7 +138,7 @@ impl Query {
         let claims: Vec<String> = crate::evidence::sentences::split_sentences(&self.context, &marks)
             .into_iter()
             .map(|(start, end)| &self.context[start..end])
-            .filter(|s| s.contains(CIT) && strip_citations(s).chars().any(char::is_alphanumeric))
+            .filter(|s| s.contains(CIT) && strip_citations(s, &self.grammar).chars().any(char::is_alphanumeric))
             .take(MAX_CLAIMS)
             .map(str::to_string)
             .collect();
@@ -254,6 +267,18 @@ fn cut_around_cit(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A wrapper command the draft's grammar names is citation markup to
+    /// the query that carries it: not words to search for.
+    #[test]
+    fn the_grammar_s_wrappers_are_not_words() {
+        use crate::corpus::citation_markup::CiteSyntax;
+        let q = Query::new("Taggers are fast \\refp{brants2000} [CIT].");
+        assert_eq!(q.local_text(), "Taggers are fast \\refp{brants2000} .");
+        let q = q.with_grammar(CiteGrammar::of(CiteSyntax::Latex).with_wrappers(["refp"]));
+        assert_eq!(q.local_text(), "Taggers are fast .");
+        assert!(Query::new("\\refp{x}").with_grammar(q.grammar.clone()).validate().is_err(), "a citation alone is no query");
+    }
 
     #[test]
     fn empty_queries_are_rejected() {

@@ -23,6 +23,7 @@ use super::query::{Prepared, Query};
 use super::rerank::{combine, RerankStage, Weights, RERANK};
 use super::same_work;
 use super::span_cosines::{SpanRanking, DEFAULT_MIN_WORDS};
+use super::stage::{Stage, StageTimings};
 use crate::error::{Error, Result};
 use crate::index::layered::LayeredVectors;
 use crate::index::QueryTf;
@@ -49,10 +50,10 @@ impl Stages {
     pub fn parse<S: AsRef<str>>(names: &[S]) -> Result<Stages> {
         let mut stages = Stages { channels: Vec::new(), rerank: false };
         for name in names.iter().map(AsRef::as_ref) {
-            match ChannelId::from_name(name) {
-                Some(id) => stages.channels.push(id),
-                None if name == RERANK => stages.rerank = true,
-                None => return Err(Error::Config(format!("unknown stage `{name}`; available: {}, {RERANK}", ChannelId::names()))),
+            match Stage::from_name(name) {
+                Some(Stage::Channel(id)) => stages.channels.push(id),
+                Some(Stage::Rerank) => stages.rerank = true,
+                _ => return Err(Error::Config(format!("unknown stage `{name}`; available: {}, {RERANK}", ChannelId::names()))),
             }
         }
         if stages.channels.is_empty() {
@@ -361,11 +362,11 @@ impl Recommender {
         let rerank = self.rerank.as_ref().filter(|r| r.depth() > 0);
         let depth = self.settings.prefetch.max(query.k);
         let mut years = HashMap::new();
-        let already_cited = AlreadyCited::in_text(&query.context);
+        let already_cited = AlreadyCited::in_text(&query.context, &query.grammar);
         for (i, ch) in self.channels.iter().enumerate() {
             let t = Instant::now();
             self.retrieve_each(ch.as_ref(), &queries, depth, &mut years, &mut outputs)?;
-            timings.push((ch.id().name().to_string(), t.elapsed()));
+            timings.push((Stage::Channel(ch.id()), t.elapsed()));
             let last_channel = i + 1 == self.channels.len();
             if !last_channel && !sink.wants_early() {
                 continue;
@@ -379,42 +380,41 @@ impl Recommender {
             // of them is a work of its own.
             same_work::collapse(&mut candidates, self.library.papers(), rerank.map_or(query.k, |r| query.k.max(r.depth())))?;
             already_cited.move_last(&mut candidates);
-            stage_timings.push(("fuse".into(), t.elapsed()));
+            stage_timings.push((Stage::Fuse, t.elapsed()));
             if sink.with_records() {
                 let t = Instant::now();
                 self.attach_records(&prepared, &outputs[0], &mut candidates)?;
                 // A paper removed from the library (trashed in Zotero) may
                 // linger in vectors or evidence: it is no answer.
                 candidates.retain(|c| c.paper.is_some());
-                stage_timings.push(("records".into(), t.elapsed()));
+                stage_timings.push((Stage::Records, t.elapsed()));
             }
-            let answer =
-                |stage: &str, complete: bool, candidates: Vec<Candidate>, timings: &[(String, std::time::Duration)]| Recommendations {
-                    stage: stage.to_string(),
-                    complete,
-                    candidates,
-                    timings: timings.to_vec(),
-                    notices: notices.clone(),
-                    context: prepared.context_used,
-                    terms: prepared.terms.clone(),
-                };
+            let answer = |stage: Stage, complete: bool, candidates: Vec<Candidate>, timings: &StageTimings| Recommendations {
+                stage,
+                complete,
+                candidates,
+                timings: timings.clone(),
+                notices: notices.clone(),
+                context: prepared.context_used,
+                terms: prepared.terms.clone(),
+            };
             let Some(stage) = rerank else {
-                if !sink.deliver(answer(ch.id().name(), last_channel, candidates, &stage_timings)) {
+                if !sink.deliver(answer(Stage::Channel(ch.id()), last_channel, candidates, &stage_timings)) {
                     return Ok(());
                 }
                 continue;
             };
             if sink.wants_early() {
                 let shown = candidates[..query.k.min(candidates.len())].to_vec();
-                if !sink.deliver(answer(ch.id().name(), false, shown, &stage_timings)) {
+                if !sink.deliver(answer(Stage::Channel(ch.id()), false, shown, &stage_timings)) {
                     return Ok(());
                 }
             }
             let t = Instant::now();
             self.rerank_top(stage, &prepared, &outputs[0], &mut candidates)?;
             candidates.truncate(query.k);
-            stage_timings.push((RERANK.into(), t.elapsed()));
-            sink.deliver(answer(RERANK, true, candidates, &stage_timings));
+            stage_timings.push((Stage::Rerank, t.elapsed()));
+            sink.deliver(answer(Stage::Rerank, true, candidates, &stage_timings));
         }
         Ok(())
     }
@@ -604,6 +604,7 @@ mod tests {
         assert!(matches!(unknown, Error::Config(_)), "a setting, not a query: {unknown:?}");
         assert!(unknown.to_string().contains("unknown stage `nope`; available: bm25, evidence, citation, hatten, rerank"));
         assert!(Stages::parse(&[RERANK]).unwrap_err().to_string().contains("no channel selected"));
+        assert!(Stages::parse(&["bm25", "fuse"]).is_err(), "the fused list and its records are no stage to choose");
     }
 
     #[test]

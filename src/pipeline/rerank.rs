@@ -12,6 +12,7 @@ use super::cited_for::CitedFor;
 use super::fusion::Fusion;
 use super::paper_cosines::{PaperCosines, PaperText};
 use super::query::Prepared;
+use super::stage::Stage;
 use crate::error::Result;
 use crate::index::layered::LayeredVectors;
 use crate::library::Library;
@@ -27,7 +28,7 @@ pub const CPU_RERANK_DEPTH: usize = 20;
 pub const GPU_RERANK_DEPTH: usize = 100;
 
 /// The name of the rerank stage (in `--stages`, timings and results).
-pub const RERANK: &str = "rerank";
+pub const RERANK: &str = Stage::Rerank.name();
 
 /// The badges the editor shows before each signal's rank.
 pub const RERANK_BADGE: char = 'R';

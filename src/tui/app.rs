@@ -8,17 +8,18 @@ use std::path::{Path, PathBuf};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
-use super::config::{CiteSyntaxSetting, Config};
 use super::keymap::{Action, Key, Keymap};
 use super::placement::placed_citation;
 use super::theme::Theme;
-use crate::corpus::citation_markup::{citation_key, CiteSyntax, NotAKey};
+use crate::config::{CiteSyntaxSetting, Config};
+use crate::corpus::citation_markup::{citation_key, CiteGrammar, CiteSyntax, NotAKey};
 use crate::corpus::Paper;
 use crate::draft::{cursor_context, global_context, selection_context, ContextMode};
-use crate::evidence::link::normalize_title;
-use crate::export::keys::base_key;
+use crate::export::bibfile::Entries;
 use crate::export::{ExportReport, KeyStyle};
-use crate::pipeline::{Candidate, Query, Recommendations};
+use crate::pipeline::already_cited::AlreadyCited;
+use crate::pipeline::stage::StageTimings;
+use crate::pipeline::{Candidate, Query, Recommendations, Stage};
 use crate::util::counted;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,10 +134,10 @@ pub enum Effect {
 #[derive(Debug, Clone, Default)]
 pub struct ResultsView {
     pub request: u64,
-    pub stage: String,
+    pub stage: Stage,
     pub complete: bool,
     pub candidates: Vec<Candidate>,
-    pub timings: Vec<(String, std::time::Duration)>,
+    pub timings: StageTimings,
     pub notices: Vec<String>,
     /// Analyzed query terms, for highlighting evidence.
     pub query_terms: Vec<String>,
@@ -177,8 +178,8 @@ pub struct App {
     quit_armed: bool,
     spinner: usize,
     settings: AppSettings,
-    /// (key, DOI, normalised title) of the bibliography file's entries.
-    bib_entries: Vec<(String, String, String)>,
+    /// The bibliography file's entries, as export reads them.
+    bib_entries: Entries,
     /// Keys the draft cites whose paper has another key in the library now
     /// (old, new).
     renamed_keys: Vec<(String, String)>,
@@ -192,7 +193,10 @@ pub struct AppSettings {
     pub keymap: Keymap,
     pub theme: Theme,
     pub context_mode: ContextMode,
-    pub cite_syntax: CiteSyntax,
+    /// How the draft's citations are read and written: its syntax (by
+    /// the draft's extension under `cite_syntax = "auto"`) and the
+    /// configuration's wrapper commands.
+    pub grammar: CiteGrammar,
     pub key_style: KeyStyle,
     /// Papers shown per request.
     pub k: usize,
@@ -215,13 +219,13 @@ impl AppSettings {
             CiteSyntaxSetting::Latex => CiteSyntax::Latex,
             CiteSyntaxSetting::Markdown => CiteSyntax::Markdown,
             CiteSyntaxSetting::Typst => CiteSyntax::Typst,
-            CiteSyntaxSetting::Auto => draft.map(CiteSyntax::for_file).unwrap_or_default(),
+            CiteSyntaxSetting::Auto => crate::draft::syntax_of("", draft),
         };
         AppSettings {
             keymap: Keymap::with_overrides(&config.keys),
             theme,
             context_mode: config.context,
-            cite_syntax,
+            grammar: config.grammar(cite_syntax),
             key_style: config.key_style,
             k: config.results,
             device: reranker_device(false, ""),
@@ -256,7 +260,7 @@ impl App {
         editor.set_max_histories(1000);
         App {
             // Of the text as the editor holds it (no `\r`), as after each edit.
-            global: global_context(&editor.lines().join("\n")),
+            global: global_context(&editor.lines().join("\n"), &s.grammar),
             editor,
             draft,
             bib,
@@ -277,7 +281,7 @@ impl App {
             quit_armed: false,
             spinner: 0,
             settings: s,
-            bib_entries: Vec::new(),
+            bib_entries: Entries::default(),
             renamed_keys: Vec::new(),
             check: None,
             check_pending: None,
@@ -298,7 +302,7 @@ impl App {
     fn edited(&mut self) {
         self.dirty = true;
         self.revision += 1;
-        self.global = global_context(&self.text());
+        self.global = global_context(&self.text(), &self.settings.grammar);
     }
 
     pub fn editor(&self) -> &TextArea<'static> {
@@ -415,21 +419,13 @@ impl App {
         self.settings.library_papers = papers;
     }
 
-    /// The entries of the bibliography file (key, DOI, normalised title),
-    /// read again after each export: papers they stand for and the draft
-    /// cites are left out of the results.
-    /// The keys the draft cites that its bibliography file does not hold.
-    pub fn keys_outside_bibliography(&self) -> Vec<String> {
-        let cited = crate::corpus::citation_markup::cited_keys(&self.text(), self.settings.cite_syntax);
-        cited.into_iter().filter(|k| !self.bib_entries.iter().any(|(bk, _, _)| bk == k)).collect()
-    }
-
-    /// Cited keys whose paper the library now knows under another key; the
-    /// status bar says so and the rewrite action ([`Action::RewriteKeys`])
+    /// Cited keys whose paper the library now knows under another key (the
+    /// check's finding: [`crate::check::Report::renamed_keys`]); the status
+    /// bar says so and the rewrite action ([`Action::RewriteKeys`])
     /// replaces them. A new key that is not a citation key
     /// ([`citation_key`]) is never written: the status bar says why.
     pub fn set_renamed_keys(&mut self, renamed: Vec<(String, String)>) {
-        let syntax = self.settings.cite_syntax;
+        let syntax = self.settings.grammar.syntax();
         let writable: Vec<&(String, String)> = renamed.iter().filter(|(_, new)| citation_key(new, syntax).is_ok()).collect();
         let action = self.rewrite_keys_key();
         if let Some((old, new)) = writable.first() {
@@ -449,12 +445,12 @@ impl App {
     /// Rewrites every citation of a renamed key with its new key, when the
     /// new key is a citation key ([`citation_key`]).
     fn rewrite_keys(&mut self) {
-        let syntax = self.settings.cite_syntax;
+        let syntax = self.settings.grammar.syntax();
         let text = self.text();
         let mut out = text.clone();
         let mut n = 0;
         let mut refused: Option<(String, NotAKey)> = None;
-        let citations = crate::corpus::citation_markup::citations(&text, syntax);
+        let citations = crate::corpus::citation_markup::citations(&text, &self.settings.grammar);
         for (key, range) in citations.iter().rev() {
             let Some((_, new)) = self.renamed_keys.iter().find(|(old, _)| old == key) else { continue };
             match citation_key(new, syntax) {
@@ -485,7 +481,10 @@ impl App {
         };
     }
 
-    pub fn set_bib_entries(&mut self, entries: Vec<(String, String, String)>) {
+    /// The entries of the bibliography file, read again after each export:
+    /// the keys papers have there or would get, and what the keys the draft
+    /// cites stand for (papers it cites are left out of the results).
+    pub fn set_bib_entries(&mut self, entries: Entries) {
         self.bib_entries = entries;
     }
 
@@ -639,7 +638,7 @@ impl App {
     /// citation key ([`citation_key`]) and the citation is still where the
     /// check found it: whether it did, and the status bar's words on it.
     fn rewrite_citation(&mut self, at: &CitedAt, new: &str) -> (bool, String) {
-        if let Err(refused) = citation_key(new, self.settings.cite_syntax) {
+        if let Err(refused) = citation_key(new, self.settings.grammar.syntax()) {
             return (false, format!("`{}` on line {} is left as it is: {refused}", at.key, at.line));
         }
         let Some(range) = self.find_citation(at) else {
@@ -656,7 +655,7 @@ impl App {
         let text = self.text();
         let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
         let mut on_line = Vec::new();
-        for (key, range) in crate::corpus::citation_markup::citations(&text, self.settings.cite_syntax) {
+        for (key, range) in crate::corpus::citation_markup::citations(&text, &self.settings.grammar) {
             let line = starts.partition_point(|&s| s <= range.start);
             if key != at.key || line != at.line {
                 continue;
@@ -719,7 +718,7 @@ impl App {
             Some((start, end)) if start != end => selection_context(lines, start, end),
             _ => {
                 let c = self.editor.cursor();
-                cursor_context(lines, (c.0, c.1), self.settings.context_mode, self.settings.cite_syntax)
+                cursor_context(lines, (c.0, c.1), self.settings.context_mode, &self.settings.grammar)
             }
         };
         let (title, abstract_text) = self.global_context();
@@ -759,17 +758,21 @@ impl App {
         papers
     }
 
-    /// Keys the draft cites (`cited`), resolved to the papers they stand
-    /// for through the bibliography file, decide which candidates are
-    /// already cited.
-    fn already_cited(&self, c: &Candidate, cited: &[String]) -> bool {
-        let Some(p) = &c.paper else { return false };
-        let title = normalize_title(&p.title);
-        cited.iter().any(|k| {
-            *k == p.key
-                || *k == base_key(p, self.settings.key_style)
-                || self.bib_entries.iter().any(|(bk, doi, t)| bk == k && ((!doi.is_empty() && *doi == p.doi) || *t == title))
-        })
+    /// Leaves out the candidates the draft already cites ([`AlreadyCited`]:
+    /// its keys, read through the bibliography file, against the key each
+    /// paper has there or would get).
+    fn leave_out_cited(&self, candidates: &mut Vec<Candidate>) {
+        let cited =
+            AlreadyCited::in_draft(&self.text(), &self.settings.grammar).through(|k| self.bib_entries.entry(k).map(|e| e.work.clone()));
+        if cited.is_empty() {
+            return;
+        }
+        let papers = candidates.iter().filter_map(|c| c.paper.as_ref());
+        let mut keys = self.bib_entries.planned_keys(papers, self.settings.key_style).into_iter();
+        let cites: Vec<bool> =
+            candidates.iter().map(|c| c.paper.as_ref().is_some_and(|p| cited.cites(p, keys.next().as_deref()))).collect();
+        let mut cites = cites.into_iter();
+        candidates.retain(|_| cites.next() != Some(true));
     }
 
     /// Results of a stage arrived (with the query's terms, to highlight).
@@ -789,17 +792,14 @@ impl App {
         let r = r.noting_empty_library(self.settings.library_papers, self.settings.library_dir.as_deref());
         let mut view = ResultsView {
             request: id,
-            stage: r.stage.clone(),
+            stage: r.stage,
             complete: r.complete,
             candidates: r.candidates,
             timings: r.timings,
             notices: r.notices,
             query_terms: r.terms,
         };
-        let cited = crate::corpus::citation_markup::cited_keys(&self.text(), self.settings.cite_syntax);
-        if !cited.is_empty() {
-            view.candidates.retain(|c| !self.already_cited(c, &cited));
-        }
+        self.leave_out_cited(&mut view.candidates);
         self.results = Some(view);
         if r.complete {
             self.pending = None;
@@ -852,14 +852,14 @@ impl App {
                 if let Some(b) = &report.backup {
                     lines.push(format!("previous version saved as {}", b.display()));
                 }
-                let refused = keys.iter().find_map(|k| citation_key(k, self.settings.cite_syntax).err());
+                let refused = keys.iter().find_map(|k| citation_key(k, self.settings.grammar.syntax()).err());
                 if let (true, Some(refused)) = (cite, &refused) {
                     // A key that is not one is never written into the draft.
                     self.status = format!("exported, but no citation inserted: {refused}");
                     lines.push(format!("no citation inserted: {refused}"));
                     self.overlay = Overlay::Message { title: "Exported".into(), lines };
                 } else if cite {
-                    let citation = self.settings.cite_syntax.format(&keys);
+                    let citation = self.settings.grammar.syntax().format(&keys);
                     self.insert_citation(&citation);
                     self.focus = Focus::Editor;
                     self.status = format!("inserted {citation}");
@@ -1068,7 +1068,7 @@ impl App {
         let c = self.editor.cursor();
         let (row, col) = (c.0, c.1);
         let before: String = self.editor.lines().get(row).map(|l| l.chars().take(col).collect::<String>()).unwrap_or_default();
-        let (replaced, written) = placed_citation(&before, citation, self.settings.cite_syntax);
+        let (replaced, written) = placed_citation(&before, citation, self.settings.grammar.syntax());
         for _ in 0..replaced {
             self.editor.move_cursor(CursorMove::Back);
         }
@@ -1131,15 +1131,18 @@ mod tests {
     }
 
     fn results(c: Vec<Candidate>) -> Recommendations {
-        Recommendations { stage: "bm25".into(), complete: true, candidates: c, ..Default::default() }
+        Recommendations { stage: Stage::Channel(crate::pipeline::ChannelId::Bm25), complete: true, candidates: c, ..Default::default() }
     }
 
+    /// The draft's citations leave their papers out of the results, by the
+    /// one rule ([`AlreadyCited`]): the key a paper gets in the bibliography
+    /// file, or a cited entry of its work.
     #[test]
     fn papers_the_draft_cites_are_left_out() {
         let draft = "As shown by \\cite{shokouhi2013learning} and \\cite{mine}, completions help.";
         let mut app = App::new(draft, None, "refs.bib".into(), settings());
         // `mine` is in the bibliography file with this DOI.
-        app.set_bib_entries(vec![("mine".into(), "10.1/b".into(), "other title".into())]);
+        app.set_bib_entries(Entries::of_text("@article{mine, title = {Other title}, doi = {10.1/b}}"));
         app.on_requested(1);
         app.on_results(
             1,
@@ -1157,8 +1160,6 @@ mod tests {
     fn keys_renamed_in_the_library_are_said_and_rewritten_with_f7() {
         let draft = "Known \\cite{kept} and \\citep[p. 2]{old2001, other}; again \\cite{old2001}.\nMore text.";
         let mut app = App::new(draft, None, "refs.bib".into(), settings());
-        app.set_bib_entries(vec![("kept".into(), String::new(), "kept".into())]);
-        assert_eq!(app.keys_outside_bibliography(), ["old2001", "other"]);
         app.set_renamed_keys(vec![("old2001".into(), "new2001".into())]);
         assert!(app.status().contains("`old2001` is now `new2001`") && app.status().contains("F7"), "{}", app.status());
         app.on_key(KeyEvent::new(KeyCode::F(7), KeyModifiers::NONE));
@@ -1283,7 +1284,7 @@ mod tests {
         app.cursor_to_end();
         type_text(&mut app, "\n\\begin{abstract}We cite.\\end{abstract}");
         assert_eq!(app.global_context(), ("Old and New", "We cite."));
-        let (title, abstract_text) = global_context(&app.text());
+        let (title, abstract_text) = global_context(&app.text(), &app.settings().grammar);
         assert_eq!(app.global_context(), (title.as_str(), abstract_text.as_str()));
         let ask = app.on_key(key(KeyCode::F(5)));
         assert!(matches!(&ask[..], [Effect::Request(q)] if q.title == "Old and New" && q.abstract_text == "We cite."), "{ask:?}");
@@ -1313,11 +1314,11 @@ mod tests {
         let config = Config::default();
         let s = settings();
         assert_eq!((s.k, s.context_mode, s.key_style, s.pdf_viewer.as_deref()), (config.results, config.context, config.key_style, None));
-        assert_eq!(s.cite_syntax, CiteSyntax::Latex, "auto, without a file name");
+        assert_eq!(s.grammar.syntax(), CiteSyntax::Latex, "auto, without a file name");
         let app = App::new("Text.", None, "refs.bib".into(), s);
         assert_eq!(app.query().k, config.results);
         let md = AppSettings::from_config(&config, Theme::load("light", None).unwrap(), Some(Path::new("draft.md")), 0);
-        assert_eq!(md.cite_syntax, CiteSyntax::Markdown);
+        assert_eq!(md.grammar.syntax(), CiteSyntax::Markdown);
     }
 
     #[test]
@@ -1336,7 +1337,7 @@ mod tests {
     }
 
     fn stage(name: &str, complete: bool, c: Vec<Candidate>) -> Recommendations {
-        Recommendations { stage: name.into(), complete, candidates: c, ..Default::default() }
+        Recommendations { stage: Stage::from_name(name).unwrap(), complete, candidates: c, ..Default::default() }
     }
 
     fn ids(app: &App) -> Vec<&str> {
@@ -1445,7 +1446,7 @@ mod tests {
         app.on_exported(Ok(exported(&["x"])), true);
         assert_eq!(app.text(), "as in BM25~\\cite{x} and more");
         let mut md = AppSettings::defaults(2);
-        md.cite_syntax = CiteSyntax::Markdown;
+        md.grammar = CiteGrammar::of(CiteSyntax::Markdown);
         let mut app = App::new("Completion helps.", None, "refs.bib".into(), md);
         app.cursor_to_end();
         app.on_exported(Ok(exported(&["a1"])), true);

@@ -13,8 +13,8 @@ use crate::error::Result;
 use crate::export::bibfile::{entries_of, planned_keys};
 use crate::export::{export, ExportReport, KeyStyle};
 
-/// (key, DOI, normalised title) of a bibliography's entries.
-pub type BibEntries = Vec<(String, String, String)>;
+/// A bibliography's entries, as export reads them.
+pub type BibEntries = crate::export::bibfile::Entries;
 
 /// What the export thread reports.
 #[derive(Debug)]

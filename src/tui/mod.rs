@@ -6,14 +6,12 @@
 
 pub mod app;
 pub mod autosave;
-pub mod config;
 pub mod crash;
 pub mod demo;
 pub mod draft_file;
 pub mod encoding;
 pub mod exporter;
 pub mod keymap;
-pub mod latency;
 pub mod opener;
 pub mod placement;
 pub mod screen;
@@ -28,11 +26,12 @@ use std::time::{Duration, Instant};
 use crossterm::event::{self, Event, KeyEventKind};
 
 use self::app::{reranker_device, App, AppSettings, Effect};
-use self::config::Config;
 use self::crash::CrashSaver;
 use self::draft_file::DraftFormat;
 use self::exporter::{ExportEvent, Exporter};
 use self::theme::Theme;
+use crate::check::{Bibliography, Checker, SupportCache};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::export::bibfile::entries_of;
 use crate::library::zotero::{Watch, WATCH_EVERY};
@@ -66,11 +65,7 @@ pub struct Session {
 
 /// Loads config, theme, keymap, library and draft.
 pub fn prepare(opts: Options) -> Result<Session> {
-    let config_path = opts.config.clone().or_else(crate::dirs::config_file);
-    let config = match &config_path {
-        Some(p) => Config::load(p)?,
-        None => Config::default(),
-    };
+    let config = Config::of_user(opts.config.as_deref())?;
     crate::neural::parallel::use_compute_threads(config.threads, 1)?;
     let theme = Theme::load(&config.theme, crate::dirs::config_path("themes").as_deref())?;
     let library = Arc::new(Library::open(&opts.library)?);
@@ -146,16 +141,20 @@ pub fn run(session: Session) -> Result<()> {
     result
 }
 
-/// The keys the draft cites, outside its bibliography, whose paper the
-/// library now knows under another key (old, new).
+/// The keys the draft cites whose paper the library now knows under
+/// another key (old, new): the checker's finding ([`Checker`]'s record
+/// checks of the draft against its bibliography file, without near misses,
+/// so that it answers at once).
 fn renamed_keys(library: &Library, app: &App) -> Vec<(String, String)> {
-    app.keys_outside_bibliography()
-        .into_iter()
-        .filter_map(|k| match library.papers().key_status(&k) {
-            Ok(crate::index::paper_index::KeyStatus::Renamed(new)) => Some((k, new)),
-            _ => None,
-        })
-        .collect()
+    let Ok(bib) = Bibliography::read(app.bib()) else { return Vec::new() };
+    let checker = Checker::new(library).without_near_misses();
+    let report = checker.check(&draft_name(app), &app.text(), &app.settings().grammar, &bib, &mut SupportCache::default());
+    report.map(|r| r.renamed_keys()).unwrap_or_default()
+}
+
+/// The draft as a check names it: its file, else "draft".
+fn draft_name(app: &App) -> String {
+    app.draft().map_or_else(|| "draft".into(), |p| p.display().to_string())
 }
 
 /// Encodes the evidence spans for semantic ranking on a thread of its own,
@@ -263,7 +262,7 @@ impl Runtime<'_> {
             }
             ExportEvent::Keys(Ok(keys)) => {
                 // Keys go on the clipboard to be pasted into the draft: only keys.
-                let syntax = app.settings().cite_syntax;
+                let syntax = app.settings().grammar.syntax();
                 if let Some(refused) = keys.iter().find_map(|k| crate::corpus::citation_markup::citation_key(k, syntax).err()) {
                     app.set_status(format!("nothing copied: {refused}"));
                     return;
@@ -293,11 +292,10 @@ impl Runtime<'_> {
                 app.on_requested(id);
             }
             Effect::Check => {
-                let file = app.draft().map_or_else(|| "draft".into(), |p| p.display().to_string());
                 let request = crate::runtime::CheckRequest {
-                    file,
+                    file: draft_name(app),
                     text: app.text(),
-                    syntax: app.settings().cite_syntax,
+                    grammar: app.settings().grammar.clone(),
                     bibliography: crate::runtime::BibliographyOf::File(app.bib().to_path_buf()),
                 };
                 let id = self.worker.check_for((), request);

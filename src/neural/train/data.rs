@@ -38,7 +38,7 @@ pub fn load_papers(path: &Path) -> Result<Vec<Paper>> {
 /// The query text of a benchmark context (local + global context).
 pub fn query_text(c: &CitationContext) -> DocText {
     DocText {
-        context: strip_citations(&c.context),
+        context: strip_citations(&c.context, &crate::corpus::citation_markup::CiteGrammar::PLAIN),
         title: c.citing_title.clone(),
         abstract_text: c.citing_abstract.clone().unwrap_or_default(),
     }

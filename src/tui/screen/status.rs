@@ -5,6 +5,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::results::truncate;
+use crate::pipeline::Stage;
 use crate::tui::app::App;
 use crate::tui::keymap::Action;
 use crate::tui::text::display_safe;
@@ -19,7 +20,9 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let width = area.width as usize;
     let timings: Vec<String> = app
         .results()
-        .map(|r| r.timings.iter().filter(|(n, _)| n != "fuse").map(|(n, d)| format!("{n} {:.0} ms", d.as_secs_f64() * 1000.0)).collect())
+        .map(|r| {
+            r.timings.iter().filter(|(n, _)| *n != Stage::Fuse).map(|(n, d)| format!("{n} {:.0} ms", d.as_secs_f64() * 1000.0)).collect()
+        })
         .unwrap_or_default();
     let help = format!("  {} help ", settings.keymap.keys_of(Action::Help).join("/"));
     let mut left = format!(

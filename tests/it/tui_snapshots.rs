@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Snapshots of the editor's screens, drawn on a `TestBackend`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -11,7 +11,7 @@ use ratatui::Terminal;
 
 use citewise::export::{ExportReport, Exported};
 use citewise::index::analyzer;
-use citewise::pipeline::Recommendations;
+use citewise::pipeline::{ChannelId, Recommendations, Stage};
 use citewise::tui::app::{App, AppSettings, Focus};
 use citewise::tui::screen;
 
@@ -198,10 +198,15 @@ fn app_with(candidates: Vec<citewise::pipeline::Candidate>) -> App {
     a.cursor_to_end();
     let ms = std::time::Duration::from_millis;
     let r = Recommendations {
-        stage: "rerank".into(),
+        stage: Stage::Rerank,
         complete: true,
         candidates,
-        timings: vec![("bm25".into(), ms(12)), ("evidence".into(), ms(48)), ("dense".into(), ms(31)), ("rerank".into(), ms(230))],
+        timings: vec![
+            (Stage::Channel(ChannelId::Bm25), ms(12)),
+            (Stage::Channel(ChannelId::Evidence), ms(48)),
+            (Stage::Channel(ChannelId::Citation), ms(31)),
+            (Stage::Rerank, ms(230)),
+        ],
         ..Default::default()
     };
     a.on_requested(1);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, Parser};
 
 use citewise::cli::Cli;
-use citewise::tui::config::Config;
+use citewise::config::Config;
 use citewise::tui::keymap::ACTIONS;
 
 fn root() -> PathBuf {

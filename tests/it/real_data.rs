@@ -2,7 +2,7 @@
 //! Tests on the shared data beside the checkout (`../shared`); each returns
 //! early, saying so, when it is absent (and fails under `CI=true`).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! benchmark-style contexts, span extraction, and evidence-grounded
 //! recommendations.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! user the exact line `expected.txt` names, and nothing crashes or aborts
 //! the run: the good entries beside the bad ones are imported.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

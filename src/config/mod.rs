@@ -1,11 +1,18 @@
-//! User configuration: `config.toml` in the configuration directory (`crate::dirs`).
+//! User configuration: `config.toml` in the configuration directory
+//! (`crate::dirs`), read once by a front end (the editor, the language
+//! server, `import`) and handed down as values: the citation grammar its
+//! `cite_commands` name ([`Config::grammar`]), the editor's keys
+//! ([`keys`]), threads and background work. Nothing here is process-wide.
+
+pub mod keys;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
 
-use super::keymap::{Action, Key};
+use self::keys::{Action, Key};
+use crate::corpus::citation_markup::{CiteGrammar, CiteSyntax};
 use crate::draft::ContextMode;
 use crate::error::{Error, Result};
 use crate::export::KeyStyle;
@@ -58,7 +65,7 @@ pub struct Config {
     pub key_style: KeyStyle,
     pub cite_syntax: CiteSyntaxSetting,
     /// Wrapper commands that cite, beside the `\cite` family: e.g.
-    /// `cite_commands = ["mycite"]` for `\newcommand{\mycite}[1]{\citep{#1}}`
+    /// `cite_commands = ["refp"]` for `\newcommand{\refp}[1]{\citep{#1}}`
     /// (the editor, the language server and evidence imports read them).
     pub cite_commands: Vec<String>,
     /// Papers shown per request.
@@ -98,18 +105,29 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Reads `path`; a missing file gives the defaults. The citation
-    /// wrappers it names join the citation grammar for this process.
+    /// The configuration a command runs with: the file `given` (`--config`),
+    /// else `config.toml` in the configuration directory, else the defaults.
+    pub fn of_user(given: Option<&Path>) -> Result<Config> {
+        match given.map(Path::to_path_buf).or_else(crate::dirs::config_file) {
+            Some(path) => Config::load(&path),
+            None => Ok(Config::default()),
+        }
+    }
+
+    /// Reads `path`; a missing file gives the defaults.
     pub fn load(path: &Path) -> Result<Config> {
         let config = match crate::limits::read_regular_text(path, crate::limits::SETTINGS_FILE) {
             Ok(text) => toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
             Err(e) => return Err(Error::io(path, e)),
         };
-        if !config.cite_commands.is_empty() {
-            crate::corpus::citation_markup::set_wrapper_commands(config.cite_commands.clone());
-        }
         Ok(config)
+    }
+
+    /// The citation grammar of a text in `syntax` under this configuration:
+    /// its `cite_commands` cite, as `\cite` does.
+    pub fn grammar(&self, syntax: CiteSyntax) -> CiteGrammar {
+        CiteGrammar::of(syntax).with_wrappers(&self.cite_commands)
     }
 }
 

@@ -2,7 +2,7 @@
 //! The real binary in tmux: write, ask, mark, export, cite, save; and a
 //! `kill -9` that loses nothing but the last autosave interval.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -273,7 +273,7 @@ fn a_linked_crlf_draft_is_saved_through_the_link_with_crlf() {
 /// editor runs is in the next recommendation, without a restart.
 #[test]
 fn a_paper_added_in_zotero_appears_in_the_running_editor() {
-    use citewise::eval::zotero_db::{Era, NewItem, ZoteroDb};
+    use citewise::testbed::zotero_db::{Era, NewItem, ZoteroDb};
     if !tmux_available() {
         common::skip_unless_ci("the end-to-end test", "tmux is not installed");
         return;

@@ -4,7 +4,7 @@
 //! ids equal; hidden states and pooled embeddings within 1e-4. Runs when the
 //! models (`scripts/fetch-models.sh`) and the fixtures are present.
 
-mod common;
+use crate::common;
 
 use burn::tensor::Device;
 use citewise::neural::bert::{mean_pool_normalized, Bert, BertConfig};

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! Import into a library on disk, re-import, and recommend from it.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

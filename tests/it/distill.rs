@@ -5,7 +5,7 @@
 //! written for every paper and replaced by the citation encoder's own as
 //! those arrive.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The `citewise` binary end to end: import, recommend, eval, compare.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;
@@ -424,7 +424,7 @@ fn a_paper_held_twice_is_recommended_once_and_counted_as_the_cited_paper() {
 /// on a small papers file.
 #[test]
 fn import_zotero_then_doctor_and_bench() {
-    use citewise::eval::zotero_db::{Era, NewItem, ZoteroDb};
+    use citewise::testbed::zotero_db::{Era, NewItem, ZoteroDb};
     let dir = tempfile::tempdir().unwrap();
     let zotero = dir.path().join("Zotero");
     let mut db = ZoteroDb::create(&zotero, Era::Zotero7).unwrap();

@@ -2,13 +2,13 @@
 //! `citewise check`: each kind of problem found in a draft made for it, a
 //! clean draft clean, exit codes and JSON from the binary.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use citewise::check::{Bibliography, Checker, Finding, Kind, Report, Severity, SupportCache};
-use citewise::corpus::citation_markup::CiteSyntax;
+use citewise::corpus::citation_markup::CiteGrammar;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
 use citewise::pipeline::{Models, Recommender};
@@ -99,7 +99,7 @@ fn check(dir: &Path, lib: &Arc<Library>, draft: &str) -> Report {
     std::fs::write(&bib, REFERENCES).unwrap();
     let bib = Bibliography::read(&bib).unwrap();
     let rec = Recommender::new(lib.clone(), &Models::none());
-    Checker::with_support(&rec).check("draft.tex", draft, CiteSyntax::Latex, &bib, &mut SupportCache::default()).unwrap()
+    Checker::with_support(&rec).check("draft.tex", draft, &CiteGrammar::PLAIN, &bib, &mut SupportCache::default()).unwrap()
 }
 
 fn only(report: &Report, kind: Kind) -> Vec<&Finding> {
@@ -199,7 +199,7 @@ fn a_paper_that_does_not_fit_its_sentence_is_weak_and_the_fitting_one_is_offered
     let bib = Bibliography::read(&dir.path().join("references.bib")).unwrap();
     let rec = Recommender::new(lib.clone(), &Models::installed());
     assert!(rec.rerank_stage().is_some(), "the reranker is shipped");
-    let r = Checker::with_support(&rec).check("draft.tex", draft, CiteSyntax::Latex, &bib, &mut SupportCache::default()).unwrap();
+    let r = Checker::with_support(&rec).check("draft.tex", draft, &CiteGrammar::PLAIN, &bib, &mut SupportCache::default()).unwrap();
     let f = only(&r, Kind::WeakSupport);
     assert_eq!(f.len(), 1, "{:#?}", r.findings);
     assert_eq!((f[0].key.as_str(), f[0].line, f[0].severity), ("chen2017", 1, Severity::Warning));
@@ -222,7 +222,7 @@ fn a_clean_draft_has_no_findings_and_a_second_check_scores_nothing_again() {
     let checker = Checker::with_support(&rec);
     let clean = CLEAN.replace("chen2017x", "jones2019");
     let mut cache = SupportCache::default();
-    let r = checker.check("draft.tex", &clean.replace("2015", "2019"), CiteSyntax::Latex, &bib, &mut cache).unwrap();
+    let r = checker.check("draft.tex", &clean.replace("2015", "2019"), &CiteGrammar::PLAIN, &bib, &mut cache).unwrap();
     // jones2019's entry says 2015: only that mismatch.
     assert_eq!(r.findings.iter().map(|f| (f.kind, f.key.as_str())).collect::<Vec<_>>(), [(Kind::Mismatch, "jones2019")]);
     assert_eq!(cache.len(), 2, "two sentences scored");
@@ -240,7 +240,7 @@ fn a_clean_draft_has_no_findings_and_a_second_check_scores_nothing_again() {
             .collect(),
         ..bib.clone()
     };
-    let r = checker.check("draft.tex", &clean, CiteSyntax::Latex, &fixed, &mut cache).unwrap();
+    let r = checker.check("draft.tex", &clean, &CiteGrammar::PLAIN, &fixed, &mut cache).unwrap();
     assert!(r.findings.is_empty(), "{:#?}", r.findings);
     assert_eq!(r.exit_code(), 0);
     assert_eq!(cache.len(), 2, "the same sentences: nothing scored again");

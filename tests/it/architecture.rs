@@ -1,7 +1,11 @@
 #![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The invariants of ARCHITECTURE.md that the source itself can show: the
-//! import graph has no loop between files and no arrow up between layers,
-//! and citation markup has one grammar.
+//! import graph has no loop between files and no arrow up between layers;
+//! citation markup has one grammar, passed as a value (no process-wide
+//! state in `corpus`); a draft has one document model and its bibliography
+//! commands one reader; work identity, the checker's key rules and the
+//! machine's cores each have one home; only the language server knows the
+//! protocol's types; test rigs are reached only by tests and `bench`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -135,7 +139,7 @@ fn no_file_imports_one_that_imports_it_back() {
 fn layers_point_one_way() {
     let graph = import_graph();
     // What each layer may never name (ARCHITECTURE.md, Invariants).
-    let above_all_libraries = ["runtime", "export", "tui", "lsp", "cli", "eval", "draft", "check"];
+    let above_all_libraries = ["runtime", "export", "tui", "lsp", "cli", "eval", "draft", "check", "config", "testbed"];
     let forbidden: &[(&str, &[&str])] = &[
         ("corpus", &["index", "evidence", "neural", "library", "pipeline"]),
         ("index", &["evidence", "neural", "library", "pipeline"]),
@@ -162,7 +166,121 @@ fn layers_point_one_way() {
             wrong.push(format!("{} → {}", m.join("::"), t.join("::")));
         }
     }
+    // The configuration sits below the front ends; the test rigs above them,
+    // reached by `cli::bench` alone.
+    for (m, targets) in &graph {
+        let layer = m.first().map(String::as_str).unwrap_or("");
+        for t in targets {
+            let top = t.first().map(String::as_str).unwrap_or("");
+            let config_up = layer == "config" && ["tui", "lsp", "cli", "testbed", "runtime"].contains(&top);
+            let rig = top == "testbed" && layer != "testbed" && m.join("::") != "cli::bench";
+            if config_up || rig {
+                wrong.push(format!("{} → {}", m.join("::"), t.join("::")));
+            }
+        }
+    }
     assert!(wrong.is_empty(), "arrows up between layers: {wrong:#?}");
+}
+
+/// Every line of product code (tests and comments left out) for which
+/// `hit` holds, outside the files `allowed` (paths under `src/`).
+fn lines_where(allowed: &[&str], hit: impl Fn(&str) -> bool) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut out = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if allowed.iter().any(|a| rel == *a || (a.ends_with('/') && rel.starts_with(a))) {
+            continue;
+        }
+        for (n, line) in code(f).lines().enumerate() {
+            if hit(line) {
+                out.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_guards_see_what_they_guard() {
+    // Each guard below finds its rule's home, so a guard that reads nothing
+    // cannot pass by accident.
+    assert!(!lines_where(&[], |l| l.contains("available_parallelism")).is_empty());
+    assert!(!lines_where(&[], |l| l.contains("lsp_types::")).is_empty());
+    assert!(!lines_where(&[], |l| l.contains("fn title_key")).is_empty());
+    assert!(!lines_where(&[], |l| l.contains("fn key_status")).is_empty());
+    assert!(!lines_where(&[], |l| l.contains("fn bibliography_names")).is_empty());
+    assert!(!lines_where(&[], |l| l.contains("CiteSyntax::for_file")).is_empty());
+    assert!(!lines_where(&[], |l| l.contains("static ") && l.contains("LazyLock")).is_empty());
+}
+
+#[test]
+fn the_machines_cores_are_asked_in_one_place() {
+    let elsewhere = lines_where(&["util.rs"], |l| l.contains("available_parallelism"));
+    assert!(elsewhere.is_empty(), "threads are counted by util::cores (and neural::parallel) only: {elsewhere:#?}");
+}
+
+#[test]
+fn only_the_language_server_knows_the_protocols_types() {
+    // The server's flood and latency rig drives it over the protocol too.
+    let elsewhere = lines_where(&["lsp/", "testbed/server_latency.rs"], |l| l.contains("lsp_types") || l.contains("lsp_server"));
+    assert!(elsewhere.is_empty(), "LSP types outside src/lsp: {elsewhere:#?}");
+}
+
+#[test]
+fn a_draft_has_one_document_model() {
+    // Which syntax a file is written in: `draft::syntax_of` (over the
+    // grammar's extensions), nowhere else.
+    let elsewhere = lines_where(&["draft/", "corpus/citation_markup.rs"], |l| l.contains("CiteSyntax::for_file"));
+    assert!(elsewhere.is_empty(), "a file's syntax decided outside draft::Document: {elsewhere:#?}");
+    // The commands that name a bibliography file (`\bibliography{`,
+    // `\addbibresource{`, Typst's `#bibliography(`, front matter's
+    // `bibliography:`) are read by one reader. A compiled bibliography
+    // (`thebibliography`) and a PDF's references heading are other things.
+    let parses = |l: &str| {
+        let reads = ["find(", "strip_prefix(", "starts_with(", "split(", "Regex::new", "contains("].iter().any(|r| l.contains(r));
+        let names = ["bibliography{", "bibliography(", "addbibresource", "\"bibliography\"", "bibliography:"];
+        reads && names.iter().any(|n| l.contains(n))
+    };
+    let elsewhere = lines_where(&["corpus/bibliography_names.rs"], parses);
+    assert!(elsewhere.is_empty(), "bibliography commands read outside corpus::bibliography_names: {elsewhere:#?}");
+}
+
+#[test]
+fn work_identity_and_key_rules_have_one_home_each() {
+    // Titles are compared through corpus::work (one normaliser).
+    let normaliser = |l: &str| {
+        let Some((_, after)) = l.split_once("fn ") else { return false };
+        let name = after.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("").to_ascii_lowercase();
+        name.contains("title") && ["norm", "key", "fold", "canon"].iter().any(|w| name.contains(w))
+    };
+    let elsewhere = lines_where(&["corpus/work.rs"], normaliser);
+    assert!(elsewhere.is_empty(), "a title normaliser outside corpus::work: {elsewhere:#?}");
+    // What a draft's key is to the library (found, renamed, unknown) is the
+    // checker's to say: the index answers it, `check` alone asks.
+    let elsewhere = lines_where(&["check/", "index/"], |l| l.contains("key_status"));
+    assert!(elsewhere.is_empty(), "a key's status asked outside check::Checker: {elsewhere:#?}");
+}
+
+#[test]
+fn corpus_holds_no_process_wide_state() {
+    // Constants compiled once (a `LazyLock<Regex>`) are no state; a value a
+    // caller can set is.
+    let state = |l: &str| {
+        let stat = l.contains("static ") || l.contains("thread_local!");
+        stat && ["Mutex", "RwLock", "OnceLock", "OnceCell", "Atomic", "Cell<", "static mut", "thread_local!"].iter().any(|w| l.contains(w))
+    };
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("corpus"), &mut files);
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|f| code(f).lines().filter(|l| state(l)).map(|l| format!("{}: {}", f.display(), l.trim())).collect::<Vec<_>>())
+        .collect();
+    assert!(files.len() > 10, "corpus was read: {} files", files.len());
+    assert!(found.is_empty(), "process-wide state in corpus: {found:#?}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! `citewise lsp` completes inside `\cite{` and accepts the first item; the
 //! buffer then holds the key and the bibliography on disk the entry.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! `citewise lsp` driven over stdio with real JSON-RPC messages.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -597,7 +597,7 @@ fn exit_during_background_encoding_ends_the_process_promptly_and_what_it_committ
     let log = |m: &Value| m["method"] == "window/logMessage";
     c.wait_for("encoding progress", |m| log(m) && m["params"]["message"].as_str().unwrap_or_default().contains("encoding"));
     // Until a first piece is committed (what the next start builds on).
-    let committed = || citewise::library::check::inspect(&lib).stores.iter().filter_map(|(_, s)| s.map(|s| s.live)).sum::<usize>();
+    let committed = || citewise::library::health::inspect(&lib).stores.iter().filter_map(|(_, s)| s.map(|s| s.live)).sum::<usize>();
     let deadline = Instant::now() + Duration::from_secs(120);
     while committed() == 0 {
         assert!(Instant::now() < deadline, "nothing was committed within 120 s");
@@ -609,7 +609,7 @@ fn exit_during_background_encoding_ends_the_process_promptly_and_what_it_committ
     assert_eq!(code, Some(0));
     eprintln!("exited {took:?} after `exit`");
     // What was committed is sound and stays: the next start goes on from there.
-    let report = citewise::library::check::inspect(&lib);
+    let report = citewise::library::health::inspect(&lib);
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     let encoded: usize = report.stores.iter().filter_map(|(_, s)| s.map(|s| s.live)).sum();
     assert!(encoded > 0 && encoded < 3 * 3000, "{:?}", report.stores);
@@ -620,7 +620,7 @@ fn exit_during_background_encoding_ends_the_process_promptly_and_what_it_committ
 /// key gets a diagnostic naming the new one, and a quick fix rewrites it.
 #[test]
 fn a_key_renamed_in_zotero_is_diagnosed_and_rewritten() {
-    use citewise::eval::zotero_db::{Era, NewItem, ZoteroDb};
+    use citewise::testbed::zotero_db::{Era, NewItem, ZoteroDb};
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("Zotero");
     let mut db = ZoteroDb::create(&data, Era::Zotero7).unwrap();

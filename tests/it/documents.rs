@@ -4,7 +4,7 @@
 //! projects (`\input` + `.bib`, `.bbl` only, a source bundle), pandoc
 //! Markdown, and the real PDFs of `../shared/data/pdf` when present.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)] // a test may unwrap: the panic is its failure message
 //! The background worker: results stream per stage; newer requests win.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -244,7 +244,7 @@ fn evidence_imported_meanwhile_is_picked_up() {
 #[test]
 fn checks_wait_for_recommendations_and_a_newer_check_supersedes_an_older_one() {
     use citewise::check::Bibliography;
-    use citewise::corpus::citation_markup::CiteSyntax;
+    use citewise::corpus::citation_markup::CiteGrammar;
     use citewise::runtime::{BibliographyOf, CheckRequest};
     let dir = tempfile::tempdir().unwrap();
     let lib = Library::open_or_create(dir.path()).unwrap();
@@ -257,7 +257,7 @@ fn checks_wait_for_recommendations_and_a_newer_check_supersedes_an_older_one() {
     let check = |text: &str| CheckRequest {
         file: "draft.tex".into(),
         text: text.into(),
-        syntax: CiteSyntax::Latex,
+        grammar: CiteGrammar::PLAIN,
         bibliography: BibliographyOf::Read(Bibliography::default()),
     };
     let older = "Phrase tables translate phrases \\cite{koehn2003phrase}.";

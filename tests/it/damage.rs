@@ -3,7 +3,7 @@
 //! command says what is damaged and which command repairs it, `doctor`
 //! exits non-zero, and an import repairs what it can.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use citewise::corpus::Paper;
 use citewise::index::vectors::VectorStore;
-use citewise::library::check::verify;
+use citewise::library::health::verify;
 use citewise::library::import::{import, ImportOptions, Quiet};
 use citewise::library::Library;
 use common::fixture;
@@ -327,7 +327,7 @@ fn flip_byte(file: &Path) {
 #[test]
 fn damage_that_keeps_a_files_size_is_found_in_every_store() {
     let (_d, dir) = library();
-    for (_, sub) in citewise::library::check::STORES {
+    for (_, sub) in citewise::library::health::STORES {
         let store = dir.join(sub);
         store_with_rows(&store, 3);
         assert_eq!(problems(&dir), "", "{sub}: healthy after writing");

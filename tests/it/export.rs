@@ -186,7 +186,7 @@ fn a_latin1_file_keeps_its_bytes_and_encoding() {
     assert!(added.contains("author = {Ren\u{e9} Kov\u{e1}cs and Paul Erd{\\H{o}}s}"), "{added}");
     assert!(added.contains("{\\L}\u{f3}d{\\'{z}}"), "{added}");
     // Read back, the file holds both entries.
-    let keys: Vec<String> = citewise::export::bibfile::entries_of(&bib).unwrap().into_iter().map(|e| e.0).collect();
+    let keys: Vec<String> = citewise::export::bibfile::entries_of(&bib).unwrap().entries().iter().map(|e| e.key.clone()).collect();
     assert_eq!(keys, ["mueller", "kovacs2001"]);
 }
 
@@ -250,7 +250,7 @@ fn exports_run_off_the_ui_thread() {
         panic!("no export result")
     };
     assert_eq!(report.keys(), ["b2000"]);
-    assert_eq!(entries.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["old", "b2000"]);
+    assert_eq!(entries.entries().iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), ["old", "b2000"]);
     assert!(std::fs::read_to_string(&bib).unwrap().contains("@inproceedings{b2000,"));
     // Keys for the clipboard come the same way.
     exporter.keys(bib.clone(), vec![paper("k", "A B", 2000, "New", "")], KeyStyle::AuthorYear);

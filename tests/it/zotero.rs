@@ -1,17 +1,17 @@
 //! `import --zotero`: the shared real Zotero 7 database, and databases of
-//! every schema era and key source written by `eval::zotero_db`; PDFs as
+//! every schema era and key source written by `testbed::zotero_db`; PDFs as
 //! evidence of their parent item; re-imports that touch only what changed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
 use citewise::corpus::zotero::{Era, KeySource};
 use citewise::corpus::Paper;
-use citewise::eval::zotero_db::{self, NewItem, ZoteroDb};
 use citewise::library::zotero::{sync, ZoteroOptions, ZoteroState, ZoteroSummary};
 use citewise::library::Library;
+use citewise::testbed::zotero_db::{self, NewItem, ZoteroDb};
 
 /// C10-2104 (a real ACL PDF) cites C02-1025.
 const CITING_TITLE: &str = "Kernel-based Reranking for Named-Entity Extraction";

@@ -4,7 +4,7 @@
 //! fine-tuning run that must learn its training triplets, and the rerank
 //! stage of the pipeline. Needs the models (`scripts/fetch-models.sh`).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use citewise::neural::models::model_dir;
 use citewise::neural::reranker::Reranker;
 use citewise::neural::train::rerank::{r10_rr, reranked, train_reranker, RerankExample, RerankInputs, RerankTrainOptions};
 use citewise::neural::train::Quiet;
+use citewise::pipeline::Stage;
 
 const BASE: &str = "paraphrase-minilm-l3-v2";
 
@@ -139,7 +140,7 @@ fn real_examples(n: usize) -> Option<(Vec<citewise::corpus::Paper>, Vec<RerankEx
             let mut prefetched: Vec<usize> = (0..6).map(|k| (i * 7 + k * 13) % n_papers).filter(|p| !cited.contains(p)).collect();
             prefetched.insert(3.min(prefetched.len()), cited[0]);
             (!cited.is_empty()).then(|| RerankExample {
-                local: citewise::pipeline::query::strip_citations(&c.context),
+                local: citewise::pipeline::query::strip_citations(&c.context, &citewise::corpus::citation_markup::CiteGrammar::PLAIN),
                 title: String::new(),
                 abstract_text: String::new(),
                 cited,
@@ -220,11 +221,11 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
         true
     })
     .unwrap();
-    assert_eq!(stages.iter().map(|r| (r.stage.as_str(), r.complete)).collect::<Vec<_>>(), [("bm25", false), (RERANK, true)]);
+    assert_eq!(stages.iter().map(|r| (r.stage.name(), r.complete)).collect::<Vec<_>>(), [("bm25", false), (RERANK, true)]);
     let early = &stages[0];
     assert_eq!(early.candidates.iter().map(|c| &c.id).collect::<Vec<_>>(), plain.candidates.iter().map(|c| &c.id).collect::<Vec<_>>());
     let last = &stages[1];
-    assert!(last.timings.iter().any(|(s, _)| s == RERANK));
+    assert!(last.timings.iter().any(|(s, _)| *s == Stage::Rerank));
     let n = plain.candidates.len().min(4);
     let head: std::collections::HashSet<_> = last.candidates[..n].iter().map(|c| c.id.clone()).collect();
     let fused: std::collections::HashSet<_> = plain.candidates[..n].iter().map(|c| c.id.clone()).collect();
@@ -259,7 +260,7 @@ fn the_pipeline_reranks_the_fused_list_and_streams_both() {
     let long = "statistical tagging of parts of speech with trigrams ".repeat(700); // 5,600 words
     let r = rec.recommend(&Query::new(format!("{long} [CIT]")).with_k(5)).unwrap();
     assert!(r.notices.iter().any(|n| n.contains("words")), "long queries are cut with a notice: {:?}", r.notices);
-    assert!(r.timings.iter().any(|(s, _)| s == RERANK));
+    assert!(r.timings.iter().any(|(s, _)| *s == Stage::Rerank));
     let latex = r"We use \textbf{TnT}~\cite{brants2000} with $\alpha=0.5$ \\ \begin{itemize}\item trigram tagging\end{itemize}";
     assert!(!latex.chars().any(|c| c.is_control()), "the markup reaches the pipeline as written");
     let r = rec.recommend(&Query::new(latex)).unwrap();

@@ -4,7 +4,7 @@
 //! its best epoch, and the dense channel over a library.
 //! Needs the word vectors (`scripts/fetch-models.sh`).
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -215,8 +215,10 @@ fn the_shipped_encoder_finds_cited_papers_from_the_local_context() {
     let d = encoder.dim();
     let mut hits = 0.0;
     for c in &contexts {
-        let q =
-            encoder.encode(&[DocText { context: citewise::corpus::citation_markup::strip_citations(&c.context), ..DocText::default() }]);
+        let q = encoder.encode(&[DocText {
+            context: citewise::corpus::citation_markup::strip_citations(&c.context, &citewise::corpus::citation_markup::CiteGrammar::PLAIN),
+            ..DocText::default()
+        }]);
         let top = citewise::index::vectors::top_k(&paper_vectors, d, &q, 10, 1);
         let found = top.iter().filter(|(row, _)| c.cited.contains(&pool[*row].id)).count();
         hits += found as f64 / c.cited.len() as f64;

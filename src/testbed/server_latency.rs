@@ -20,8 +20,9 @@ use lsp_server::{Connection, Message, Notification, Request, RequestId};
 use serde::Serialize;
 use serde_json::json;
 
-use super::{serve, Options};
 use crate::error::{Error, Result};
+use crate::lsp::{serve, Options, Timings, TIMINGS};
+use crate::pipeline::Stage;
 
 /// One context's timings, in milliseconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +36,7 @@ pub struct CompletionTiming {
     pub again_ms: f64,
     /// The first request's stage times as the server logged them
     /// (`bm25`, `evidence`, ..., `fuse`, `records`, `rerank`).
-    pub stages: Vec<(String, f64)>,
+    pub stages: Vec<(Stage, f64)>,
 }
 
 /// Times completions for `contexts` (local contexts with `[CIT]`).
@@ -109,9 +110,9 @@ pub fn completion_latency(options: Options, contexts: &[String]) -> Result<Vec<C
     Ok(out)
 }
 
-/// The stage times the server sent for request `id` ([`super::TIMINGS`];
+/// The stage times the server sent for request `id` ([`TIMINGS`];
 /// other messages are dropped).
-fn logged_stages(client: &Connection, seen: &mut Vec<Notification>, id: i32) -> Result<Vec<(String, f64)>> {
+fn logged_stages(client: &Connection, seen: &mut Vec<Notification>, id: i32) -> Result<Vec<(Stage, f64)>> {
     let want = RequestId::from(id);
     loop {
         let n = if seen.is_empty() {
@@ -122,10 +123,10 @@ fn logged_stages(client: &Connection, seen: &mut Vec<Notification>, id: i32) -> 
         } else {
             seen.remove(0)
         };
-        if n.method != super::TIMINGS {
+        if n.method != TIMINGS {
             continue;
         }
-        let Ok(t) = serde_json::from_value::<super::Timings>(n.params) else { continue };
+        let Ok(t) = serde_json::from_value::<Timings>(n.params) else { continue };
         if t.request == want {
             return Ok(t.stages);
         }

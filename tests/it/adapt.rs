@@ -7,7 +7,7 @@
 //! adapted weights up. The reranker likewise, from the reranker in use, on
 //! the slice's citing sentences.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -140,7 +140,8 @@ fn benchmark_library(dir: &Path) -> Option<(Library, Vec<(String, String)>)> {
         let v = serde_json::json!({"id": c.id, "source": c.source, "split": c.split, "citing_id": c.citing_id,
             "citing_title": c.citing_title, "context": c.context, "cited": c.cited});
         writeln!(out, "{v}").unwrap();
-        citing_of.push((letters(&strip_citations(&c.context)), c.citing_id.clone()));
+        citing_of
+            .push((letters(&strip_citations(&c.context, &citewise::corpus::citation_markup::CiteGrammar::PLAIN)), c.citing_id.clone()));
     }
     let lib = Library::open_or_create(&dir.join("lib")).unwrap();
     import(&lib, &[slice.join("papers.jsonl")], ImportOptions::default(), &Quiet).unwrap();

@@ -9,14 +9,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-use super::app::{App, AppSettings};
-use super::screen;
 use crate::draft::ContextMode;
 use crate::error::{Error, Result};
 use crate::library::Library;
 use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions};
 use crate::pipeline::{Models, Recommender};
 use crate::runtime::{reopen_all, Worker, WorkerEvent};
+use crate::tui::app::{App, AppSettings};
+use crate::tui::screen;
 
 /// What a run of [`input_latency`] saw.
 #[derive(Debug, Clone, Default)]
@@ -76,12 +76,12 @@ pub fn input_latency(
         // The rest of a loop turn: results that arrived are shown.
         while let Some(ev) = worker.try_recv() {
             if let WorkerEvent::Stage { id, results, .. } = ev {
-                seen.last_stages = results.timings.iter().map(|(n, _)| n.clone()).collect();
+                seen.last_stages = results.timings.iter().map(|(n, _)| n.name().to_string()).collect();
                 app.on_results(id, results);
             }
         }
         while let Some(ev) = background.as_ref().and_then(BackgroundEncoding::try_recv) {
-            super::encoding::apply(&ev, &mut app, &worker);
+            crate::tui::encoding::apply(&ev, &mut app, &worker);
             match ev {
                 EncodingEvent::Progress { phase, done, .. } => match seen.encoded.iter_mut().find(|(p, _)| *p == phase.label()) {
                     Some(e) => e.1 = done,
