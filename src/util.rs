@@ -146,7 +146,19 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// Peak resident set size of this process in bytes (Linux), if known.
 pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    peak_rss_in("/proc/self/status")
+}
+
+/// Peak resident set size in bytes of the live process `pid` since it
+/// started its program (Linux: `VmHWM`); none once it has ended. Not
+/// `wait4`'s `ru_maxrss`, which counts in a child the memory its parent
+/// had when it started it.
+pub fn peak_rss_bytes_of(pid: u32) -> Option<u64> {
+    peak_rss_in(&format!("/proc/{pid}/status"))
+}
+
+fn peak_rss_in(status_file: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(status_file).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)

@@ -268,12 +268,11 @@ fn answer_to(answers: &Receiver<Answer>, seen: &mut HashMap<i64, Answer>, id: i6
     }
 }
 
-/// `VmHWM` (bytes) and `Threads` of a running process (Linux).
+/// The peak memory (bytes) and `Threads` of a running process (Linux).
 fn peak_and_threads(child: &Child) -> (Option<u64>, Option<usize>) {
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-    let field =
-        |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
-    (field("VmHWM:").map(|kb| kb * 1024), field("Threads:").map(|n| n as usize))
+    let threads = status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|v| v.trim().parse::<usize>().ok());
+    (crate::util::peak_rss_bytes_of(child.id()), threads)
 }
 
 /// Waits for the process to end, up to `limit` (then kills it): its exit

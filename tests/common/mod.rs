@@ -104,3 +104,36 @@ pub fn benchmark_library(dir: &Path, n: usize) -> Option<citewise::library::Libr
     assert_eq!(lib.papers().num_papers() as usize, n);
     Some(lib)
 }
+
+/// Runs `cmd` to its end with its output collected, and its peak resident
+/// memory (`util::peak_rss_bytes_of`, read until it exits: what it holds
+/// in its last moments after the last reading is not seen). A test process
+/// runs many tests at once, models among them, and `wait4`'s count would
+/// give a child the test process's own peak.
+#[cfg(target_os = "linux")]
+pub fn output_and_peak(cmd: &mut std::process::Command) -> (std::process::Output, u64) {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let read = |mut from: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            from.read_to_end(&mut v).unwrap();
+            v
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
+    let mut peak = 0;
+    let status = loop {
+        // Read before asking whether it exited, so the last reading is of
+        // the process as it ended.
+        peak = peak.max(citewise::util::peak_rss_bytes_of(child.id()).unwrap_or(0));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        // A sampling interval, not a wait for an event.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    (std::process::Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }, peak)
+}

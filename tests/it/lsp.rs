@@ -773,8 +773,10 @@ fn a_storm_of_full_text_changes_keeps_memory_bounded_and_exit_prompt() {
     assert!(r.get("error").is_none(), "{r}");
     let answered = stopping.elapsed();
     let threads = threads_of(&c.child);
+    // Its peak through the storm and the shutdown, read while it still runs.
+    let peak = citewise::util::peak_rss_bytes_of(c.child.id()).unwrap();
     c.notify("exit", Value::Null);
-    let (code, after_exit, peak) = exits_with_peak(&c.child, Duration::from_secs(20));
+    let (code, after_exit) = exits_within(&mut c.child, Duration::from_secs(20));
     let to_exit = stopping.elapsed();
     eprintln!(
         "{STORM_CHANGES} changes of {} KiB sent in {sent:.1?}; `shutdown` answered {answered:.1?} after the last, the process \
@@ -862,38 +864,6 @@ fn threads_of(child: &Child) -> usize {
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
     let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap_or_else(|| panic!("{status}"));
     line["Threads:".len()..].trim().parse().unwrap()
-}
-
-/// Waits (at most `limit`, else kills it and fails) for the server to end:
-/// its exit code, how long that took, and its peak memory in bytes (the
-/// kernel's count for the child, read as it is waited for; Linux reports
-/// KiB).
-#[cfg(target_os = "linux")]
-fn exits_with_peak(child: &Child, limit: Duration) -> (Option<i32>, Duration, u64) {
-    let pid = child.id() as libc::pid_t;
-    let start = Instant::now();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut status = 0;
-        // SAFETY: wait4 fills the status and the usage it is given.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let waited = loop {
-            let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-            if r != -1 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                break r;
-            }
-        };
-        let code = (waited == pid && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status));
-        let _ = tx.send((code, usage.ru_maxrss as u64 * 1024));
-    });
-    match rx.recv_timeout(limit) {
-        Ok((code, peak)) => (code, start.elapsed(), peak),
-        Err(_) => {
-            // SAFETY: a signal to our own child, not yet waited for.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("the server did not exit within {limit:?}");
-        }
-    }
 }
 
 /// Pandoc's `bibliography: [a.bib, b.bib]` names two files, and so does a
