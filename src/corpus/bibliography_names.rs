@@ -19,7 +19,7 @@
 
 use std::ops::Range;
 
-use super::citation_markup::CiteSyntax;
+use super::citation_markup::{skip_argument_space, CiteSyntax};
 
 /// One bibliography file a document names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,31 +121,15 @@ fn latex_names(text: &str) -> Vec<BibliographyName> {
 /// `at`: after spaces, one line end and an optional `[…]` argument; it
 /// holds no brace, backslash or `%`, and ends within [`MAX_ARGUMENT`].
 fn latex_argument(b: &[u8], at: usize) -> Option<Range<usize>> {
-    let mut k = skip_blank(b, at);
+    let mut k = skip_argument_space(b, at);
     if b.get(k) == Some(&b'[') {
-        k = skip_blank(b, scan_to(b, k + 1, b']', b"[{}\\\n")? + 1);
+        k = skip_argument_space(b, scan_to(b, k + 1, b']', b"[{}\\\n")? + 1);
     }
     if b.get(k) != Some(&b'{') {
         return None;
     }
     let close = scan_to(b, k + 1, b'}', b"{\\%")?;
     Some(k + 1..close)
-}
-
-/// Spaces and tabs from `at`, and at most one line end among them.
-fn skip_blank(b: &[u8], mut at: usize) -> usize {
-    let mut line_ends = 0;
-    while let Some(&c) = b.get(at) {
-        match c {
-            b' ' | b'\t' | b'\r' => at += 1,
-            b'\n' if line_ends == 0 => {
-                line_ends += 1;
-                at += 1;
-            }
-            _ => break,
-        }
-    }
-    at
 }
 
 /// The first `close` from `from`, before any byte of `stops` and within

@@ -262,6 +262,24 @@ fn read_arguments(s: &str, at: usize, name: &str, reach: Reach) -> Result<LatexA
     Ok(LatexArguments { key_lists, end: k, open: false })
 }
 
+/// Spaces and tabs from `at`, and at most one line end among them: where
+/// LaTeX looks for a command's next argument (a blank line ends the
+/// command). The bibliography commands' reader and the prose reading share it.
+pub fn skip_argument_space(b: &[u8], mut at: usize) -> usize {
+    let mut line_ends = 0;
+    while let Some(&c) = b.get(at) {
+        match c {
+            b' ' | b'\t' | b'\r' => at += 1,
+            b'\n' if line_ends == 0 => {
+                line_ends += 1;
+                at += 1;
+            }
+            _ => break,
+        }
+    }
+    at
+}
+
 /// The end (one past the closing byte) of the group opened at `i`; nested
 /// groups and `\`-escaped bytes are skipped. None: never closed. (LaTeX's
 /// rule for a group, which the LaTeX reader uses for every argument.)

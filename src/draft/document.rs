@@ -113,8 +113,7 @@ impl Document {
 
     /// The bibliography file entries are added to: the first it reads.
     pub fn bibliography(&self) -> Result<PathBuf, Refused> {
-        let named = self.bibliography_names().into_iter().next().map_or_else(|| DEFAULT_BIBLIOGRAPHY.to_string(), |n| n.file);
-        self.resolve(&named)
+        self.bibliographies().swap_remove(0).path
     }
 
     /// Its title and abstract ([`super::global_context`]).

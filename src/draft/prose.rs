@@ -37,7 +37,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::corpus::bibliography_names::front_matter;
-use crate::corpus::citation_markup::{scan_citations, CitationScan, CiteGrammar, CiteSyntax};
+use crate::corpus::citation_markup::{scan_citations, skip_argument_space, CitationScan, CiteGrammar, CiteSyntax};
 
 /// A draft read for what it says.
 #[derive(Debug, Clone, Default)]
@@ -349,22 +349,6 @@ fn bounded_close(b: &[u8], open: usize, close: u8, limit: usize) -> Option<usize
     (open + 1..end).find(|&k| b[k] == close || b[k] == b'[' || b[k] == b'\n').filter(|&k| b[k] == close)
 }
 
-/// Spaces and tabs from `at`, and at most one line end among them.
-fn skip_blank(b: &[u8], mut at: usize) -> usize {
-    let mut line_ends = 0;
-    while let Some(&c) = b.get(at) {
-        match c {
-            b' ' | b'\t' | b'\r' => at += 1,
-            b'\n' if line_ends == 0 => {
-                line_ends += 1;
-                at += 1;
-            }
-            _ => break,
-        }
-    }
-    at
-}
-
 /// The bytes of the character that starts with byte `c`.
 fn char_len(c: u8) -> usize {
     match c {
@@ -620,7 +604,7 @@ impl<'s> Latex<'s> {
         let mut k = from;
         let mut taken = 0;
         loop {
-            let at = skip_blank(b, k);
+            let at = skip_argument_space(b, k);
             if options && b.get(at) == Some(&b'[') {
                 if let Some(close) = bounded_close(b, at, b']', 512) {
                     k = close + 1;
@@ -645,7 +629,7 @@ impl<'s> Latex<'s> {
     /// displayed math, which stands within its sentence).
     fn environment(&mut self, bl: &mut Blanker, i: usize, from: usize, begin: bool) -> usize {
         let (s, b) = (self.s, self.b);
-        let at = skip_blank(b, from);
+        let at = skip_argument_space(b, from);
         let name_end = (b.get(at) == Some(&b'{'))
             .then(|| (at + 1..b.len().min(at + 64)).find(|&k| !(b[k].is_ascii_alphanumeric() || b[k] == b'*')))
             .flatten()
