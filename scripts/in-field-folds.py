@@ -1,34 +1,55 @@
 #!/usr/bin/env python3
-"""The in-field fold protocol: a benchmark of citing papers (ACM-CR dev by
-default) treated as a researcher's library.
+"""The in-field fold protocol: a benchmark's citing papers treated as a
+researcher's library (ACM-CR dev by default; a held-out ACL source with
+`--bench HO --split val --source acl-arc`).
 
 The citing papers are split into K folds by paper (never by sentence). For
 each fold, the library is the pool plus the *other* folds' contexts imported
 as the user's citing sentences (`eval --evidence`, the way a user's documents
-would supply them). The fold's own contexts are then evaluated. Each fold is
-run twice, without and with that in-field evidence.
+would supply them: one citing id per paper, as one PDF is one document). The
+fold's own contexts are then evaluated, in these arms:
 
-It reads what the binary writes (`citewise eval --json`) and replays
-nothing. The tables give per fold, and pooled over folds (weighted by
-contexts), R@10, MRR and nDCG@10 for each source.
+    none           no in-field evidence (the benchmark's `train` evidence, if
+                   it has any), shipped fusion: what the library ranks today
+    evidence       + in-field evidence, shipped fusion, the whole pipeline
+    evidence-fused + in-field evidence, shipped fusion, no rerank stage
+    learned        + in-field evidence, the evidence trust the library learned
+                   from those citing sentences (`citewise import --evidence`
+                   does it by itself), the whole pipeline
+    learned-fused  the same, no rerank stage
+
+Without in-field evidence the rerank stage is gated off in a field the
+evidence does not speak of, so `none` is both fused and pipeline there.
+
+It reads what the binary writes (`citewise eval --json`: each context's
+scores) and replays nothing. The tables give per fold and pooled over folds
+R@10, MRR and nDCG@10, each arm's difference from `none` with a paired
+bootstrap interval (contexts resampled, 95 %), the trust each fold's library
+learned, and each run's wall time.
 
     scripts/in-field-folds.py --pool /tmp/acmpool --out /tmp/folds
-    scripts/in-field-folds.py --bench ../shared/data/acm-cr-dev --folds 3 --binary target/release/citewise ...
+    scripts/in-field-folds.py --bench /tmp/ho-acl --split val --source acl-arc \\
+        --limit 100 --pool /tmp/aclpool --out /tmp/folds-acl
 
-A citing paper is its title: ACM-CR dev's `citing_id`s are per section and
-shared between papers, so grouping by them would put one paper in two folds.
+A citing paper is its title (else its id): ACM-CR dev's `citing_id`s are per
+section and shared between papers, so grouping by them would put one paper in
+two folds.
 """
 
 import argparse
 import collections
 import gzip
+import hashlib
 import json
 import os
 import random
 import subprocess
 import sys
+import time
 
-METRICS = (("R@10", lambda s: s["recall"][2]), ("MRR", lambda s: s["mrr"]), ("nDCG@10", lambda s: s["ndcg10"]))
+METRICS = (("R@10", "recall10"), ("MRR", "mrr"), ("nDCG@10", "ndcg10"))
+ARMS = ("none", "evidence", "evidence-fused", "learned", "learned-fused")
+FUSED_STAGES = "bm25,evidence,citation,hatten"
 
 
 def read_contexts(path):
@@ -43,26 +64,75 @@ def write_contexts(path, contexts):
             f.write(json.dumps(c, ensure_ascii=False) + "\n")
 
 
+def paper_of(c):
+    return (c.get("citing_title") or "").strip().lower() or c["citing_id"]
+
+
 def folds_of(contexts, k, seed):
-    """Citing papers (by title) dealt into k folds from a fixed seed."""
-    papers = sorted({c["citing_title"].strip().lower() for c in contexts})
+    """Citing papers dealt into k folds from a fixed seed."""
+    papers = sorted({paper_of(c) for c in contexts})
     random.Random(seed).shuffle(papers)
     fold = {p: i % k for i, p in enumerate(papers)}
-    return [[c for c in contexts if fold[c["citing_title"].strip().lower()] == i] for i in range(k)], fold
+    return [[c for c in contexts if fold[paper_of(c)] == i] for i in range(k)], fold
 
 
-def evaluate(binary, bench, pool, out, evidence=None, extra=()):
+def as_documents(contexts):
+    """The contexts as a user's documents supply them: one citing id per paper."""
+    out = []
+    for c in contexts:
+        c = dict(c)
+        c["citing_id"] = "paper:" + hashlib.sha1(paper_of(c).encode()).hexdigest()[:16]
+        out.append(c)
+    return out
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def evidence_set(pool, paths):
+    """Where `eval --evidence PATHS` keeps its evidence set (cli::eval::with_evidence)."""
+    key = "".join(os.path.realpath(p) + "\n" for p in paths)
+    return os.path.join(pool, "evidence-sets", f"{fnv1a64(key.encode()):016x}")
+
+
+def evaluate(binary, bench, pool, out, evidence, extra, reuse=False):
+    if reuse and os.path.exists(out):
+        with open(out, encoding="utf-8") as f:
+            return {c["id"]: c for c in json.load(f)["contexts"]}, 0.0
     cmd = [binary, "eval", "--bench", bench, "--pool", pool, "--as-encoded", "--fused-only", "--json", out, *extra]
     if evidence:
         cmd += ["--evidence", evidence]
     print("$", " ".join(cmd), file=sys.stderr, flush=True)
+    t = time.monotonic()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    seconds = time.monotonic() - t
     with open(out, encoding="utf-8") as f:
-        return json.load(f)
+        report = json.load(f)
+    return {c["id"]: c for c in report["contexts"]}, seconds
 
 
-def scores(report):
-    return {s["source"]: (s["n"], s["scores"]) for s in report["sources"]}
+def bootstrap(a, b, rounds=2000, level=0.95, seed=0x5EED):
+    """Mean of b − a and its paired bootstrap interval (as ranking::paired_bootstrap)."""
+    d = [y - x for x, y in zip(a, b)]
+    n = len(d)
+    if n == 0:
+        return 0.0, 0.0, 0.0
+    rng = random.Random(seed)
+    means = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    q = lambda p: means[max(1, min(rounds, int(-(-p * rounds // 1)))) - 1]
+    return sum(d) / n, q((1 - level) / 2), q((1 + level) / 2)
+
+
+def rerank_cell(r):
+    if not r:
+        return "not tried"
+    g = r["gain"]
+    return (f"{'on' if r['kept'] else 'off'}: {r['fused']['recall10']:.3f} / {r['fused']['mrr']:.3f} → "
+            f"{r['reranked']['recall10']:.3f} / {r['reranked']['mrr']:.3f}, {g['diff']:+.3f} ({g['lo']:+.3f}..{g['hi']:+.3f})")
 
 
 def main():
@@ -73,50 +143,106 @@ def main():
     ap.add_argument("--out", required=True, help="a directory for the folds' files and reports")
     ap.add_argument("--folds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--split", help="only this split's contexts are the in-field ones [default: every split but train]")
+    ap.add_argument("--source", help="only this source's contexts are the in-field ones")
+    ap.add_argument("--limit", type=int, help="evaluate at most this many contexts per fold (seeded sample)")
+    ap.add_argument("--arms", default=",".join(ARMS), help=f"which arms, of {','.join(ARMS)}")
     ap.add_argument("--binary", default=os.path.join(here, "..", "target", "release", "citewise"))
     ap.add_argument("--eval-arg", action="append", default=[], help="passed on to every eval (repeat)")
+    ap.add_argument("--reuse", action="store_true", help="read an arm's report where --out has it instead of running it again")
     a = ap.parse_args()
+    arms = [x for x in a.arms.split(",") if x]
+    if arms[0] != "none" or any(x not in ARMS for x in arms):
+        sys.exit(f"--arms: `none` first, then any of {','.join(ARMS[1:])}")
 
     bench = os.path.abspath(a.bench)
-    contexts = read_contexts(os.path.join(bench, "contexts.jsonl.gz"))
+    pool = os.path.abspath(a.pool)
+    every = read_contexts(os.path.join(bench, "contexts.jsonl.gz"))
+    train = [c for c in every if c.get("split") == "train"]
+    contexts = [
+        c for c in every
+        if c.get("split") != "train" and (a.split is None or c.get("split") == a.split) and (a.source is None or c["source"] == a.source)
+    ]
     folds, fold_of = folds_of(contexts, a.folds, a.seed)
-    runs = collections.defaultdict(dict)  # (fold, arm) -> source -> (n, scores)
+    scores = collections.defaultdict(dict)  # (fold, arm) -> id -> scores
+    seconds = collections.defaultdict(float)  # arm -> wall seconds, all folds
+    trust = {}
     for i, own in enumerate(folds):
         d = os.path.join(os.path.abspath(a.out), f"fold{i}")
+        evaluated = own if a.limit is None or len(own) <= a.limit else random.Random(a.seed + i).sample(own, a.limit)
         fold_bench = os.path.join(d, "bench")
-        write_contexts(os.path.join(fold_bench, "contexts.jsonl.gz"), own)
+        # The fold's contexts are evaluated (as `test`); the benchmark's
+        # `train` contexts stay the pool's evidence (and every evidence
+        # set's), as they were.
+        write_contexts(os.path.join(fold_bench, "contexts.jsonl.gz"), [dict(c, split="test") for c in evaluated] + train)
         papers = os.path.join(fold_bench, "papers.jsonl.gz")
         if not os.path.lexists(papers):
             os.symlink(os.path.join(bench, "papers.jsonl.gz"), papers)
-        others = [c for j, f in enumerate(folds) if j != i for c in f]
+        others = as_documents([c for j, f in enumerate(folds) if j != i for c in f])
         evidence = os.path.join(d, "in-field-evidence.jsonl.gz")
         write_contexts(evidence, others)
-        papers_in = sorted({t for t, f in fold_of.items() if f == i})
-        print(f"fold {i}: {len(papers_in)} citing papers, {len(own)} contexts; evidence: {len(others)} contexts", file=sys.stderr)
-        runs[i]["without"] = scores(evaluate(a.binary, fold_bench, a.pool, os.path.join(d, "without.json"), None, a.eval_arg))
-        runs[i]["with"] = scores(evaluate(a.binary, fold_bench, a.pool, os.path.join(d, "with.json"), evidence, a.eval_arg))
+        n_papers = sum(1 for f in fold_of.values() if f == i)
+        print(f"fold {i}: {n_papers} citing papers, {len(evaluated)} of {len(own)} contexts evaluated; in-field evidence: {len(others)} contexts",
+              file=sys.stderr)
+        for arm in arms:
+            extra = list(a.eval_arg)
+            if arm in ("none", "evidence", "evidence-fused"):
+                extra.append("--shipped-fusion")
+            if arm.endswith("-fused"):
+                extra += ["--stages", FUSED_STAGES]
+            scores[(i, arm)], s = evaluate(a.binary, fold_bench, pool, os.path.join(d, f"{arm}.json"),
+                                           None if arm == "none" else evidence, extra, a.reuse)
+            seconds[arm] += s
+        learned = os.path.join(evidence_set(pool, [evidence]), "learned-fusion.json")
+        if os.path.exists(learned):
+            with open(learned, encoding="utf-8") as f:
+                trust[i] = json.load(f)
 
-    sources = sorted({s for r in runs.values() for arm in r.values() for s in arm})
-    header = "| fold | source | n | " + " | ".join(f"{m} without / with evidence" for m, _ in METRICS) + " |"
-    print(header)
-    print("|" + "---|" * (3 + len(METRICS)))
-    for source in sources:
-        pooled = collections.defaultdict(float)
-        total = 0
-        for i in sorted(runs):
-            if source not in runs[i]["without"]:
-                continue
-            n, without = runs[i]["without"][source]
-            _, with_ = runs[i]["with"][source]
+    def table(title, folds_in):
+        ids = [cid for i in folds_in for cid in scores[(i, "none")]]
+        keyed = lambda arm, m: [scores[(i, arm)][cid][m] for i in folds_in for cid in scores[(i, "none")]]
+        print(f"\n{title} ({len(ids)} contexts)\n")
+        print("| arm | " + " | ".join(f"{m} (Δ vs none, 95 % interval)" for m, _ in METRICS) + " |")
+        print("|---|" + "---|" * len(METRICS))
+        for arm in arms:
             cells = []
-            for m, get in METRICS:
-                cells.append(f"{get(without):.3f} / {get(with_):.3f}")
-                pooled[(m, "without")] += n * get(without)
-                pooled[(m, "with")] += n * get(with_)
-            total += n
-            print(f"| {i} | {source} | {n} | " + " | ".join(cells) + " |")
-        cells = [f"{pooled[(m, 'without')] / total:.3f} / {pooled[(m, 'with')] / total:.3f}" for m, _ in METRICS]
-        print(f"| pooled | {source} | {total} | " + " | ".join(cells) + " |")
+            for _, key in METRICS:
+                v = keyed(arm, key)
+                mean = sum(v) / len(v)
+                if arm == "none":
+                    cells.append(f"{mean:.3f}")
+                else:
+                    diff, lo, hi = bootstrap(keyed("none", key), v)
+                    cells.append(f"{mean:.3f} ({diff:+.3f}, {lo:+.3f}..{hi:+.3f})")
+            print(f"| {arm} | " + " | ".join(cells) + " |")
+
+    for i in range(len(folds)):
+        table(f"fold {i}", [i])
+    table("pooled over folds", list(range(len(folds))))
+    sources = sorted({c["source"] for c in contexts})
+    if len(sources) > 1:
+        for source in sources:
+            kept = {i: {cid: s for cid, s in scores[(i, "none")].items() if s["source"] == source} for i in range(len(folds))}
+            print(f"\n{source}, pooled ({sum(len(k) for k in kept.values())} contexts)\n")
+            print("| arm | " + " | ".join(m for m, _ in METRICS) + " |")
+            print("|---|" + "---|" * len(METRICS))
+            for arm in arms:
+                cells = []
+                for _, key in METRICS:
+                    v = [scores[(i, arm)][cid][key] for i in kept for cid in kept[i]]
+                    cells.append(f"{sum(v) / max(1, len(v)):.3f}")
+                print(f"| {arm} | " + " | ".join(cells) + " |")
+    if trust:
+        print("\n| fold | trust learned | best | sentences | documents | shipped R@10 / MRR | best R@10 / MRR | gain (interval) | rerank stage: fused → reranked R@10 / MRR, gain (interval) |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for i, t in sorted(trust.items()):
+            g = t["gain"]
+            print(f"| {i} | {t['evidence_trust']} | {t['best_trust']} | {t['sentences']} | {t['documents']} | "
+                  f"{t['shipped']['recall10']:.3f} / {t['shipped']['mrr']:.3f} | {t['best']['recall10']:.3f} / {t['best']['mrr']:.3f} | "
+                  f"{g['diff']:+.3f} ({g['lo']:+.3f}..{g['hi']:+.3f}) | {rerank_cell(t.get('rerank'))} |")
+    print("\n| arm | wall time, all folds |\n|---|---|")
+    for arm in arms:
+        print(f"| {arm} | {seconds[arm]:.0f} s |")
 
 
 if __name__ == "__main__":

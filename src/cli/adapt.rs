@@ -58,8 +58,13 @@ pub struct AdaptArgs {
     /// recall wherever it was measured
     #[arg(long)]
     pub without_citations: bool,
+    /// Learn how far to trust the library's evidence from its own citing
+    /// sentences (each searched with its own document's evidence set aside),
+    /// instead of training a model; `import --evidence` does it by itself
+    #[arg(long, conflicts_with = "reranker")]
+    pub fusion: bool,
     /// Remove the adapted weights and the run (back to the default weights;
-    /// with --reranker, the reranker's)
+    /// with --reranker, the reranker's; with --fusion, the learned trust)
     #[arg(long)]
     pub remove: bool,
     /// Compute device
@@ -198,6 +203,9 @@ fn reranker_options(a: &AdaptArgs) -> RerankerOptions {
 }
 
 pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
+    if a.fusion {
+        return run_fusion(lib_dir, a);
+    }
     if a.reranker {
         return run_reranker(lib_dir, a);
     }
@@ -286,5 +294,23 @@ fn run_reranker(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         "done in {:.1} min; `citewise adapt --reranker --remove` goes back to the default reranker",
         t0.elapsed().as_secs_f64() / 60.0
     );
+    Ok(())
+}
+
+/// `adapt --fusion`: the evidence trust learned (or, with --remove,
+/// forgotten) by hand.
+fn run_fusion(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
+    let lib = Library::open(lib_dir).with_context(|| format!("opening {}", lib_dir.display()))?;
+    super::hold_for_writing(&lib)?;
+    if a.remove {
+        if crate::pipeline::learned_fusion::remove(&lib)? {
+            println!("removed the learned evidence trust of {}; the shipped fusion is used again", lib_dir.display());
+        } else {
+            println!("{} has no learned evidence trust", lib_dir.display());
+        }
+        return Ok(());
+    }
+    let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
+    super::trust::learn(&std::sync::Arc::new(lib), &models)?;
     Ok(())
 }

@@ -38,7 +38,7 @@ pub fn run(library: &Path, args: &DoctorArgs, models: &Models) -> Result<()> {
     }
     print_dirs();
     let report = health::inspect(library);
-    print_library(library, &report)?;
+    print_library(library, &report, models)?;
     print_zotero(library);
     let models_missing = print_models(library, models)?;
     for (name, state) in &report.stores {
@@ -119,7 +119,7 @@ fn print_dirs() {
 
 /// The library: papers, evidence spans, how much of it the citation
 /// channel covers.
-fn print_library(library: &Path, report: &health::Report) -> Result<()> {
+fn print_library(library: &Path, report: &health::Report, models: &Models) -> Result<()> {
     match Library::open(library) {
         Ok(lib) => {
             let ev = lib.evidence().stats()?;
@@ -136,6 +136,7 @@ fn print_library(library: &Path, report: &health::Report) -> Result<()> {
                 None if !stand_ins.is_empty() => println!("          citation channel: 0 of {papers} papers encoded{stand_ins}"),
                 None => println!("          citation channel: off (`citewise embed` encodes the papers)"),
             }
+            print_learned_fusion(lib, models);
         }
         Err(_) if !report.problems.is_empty() => println!("library   {} (does not open; see below)", library.display()),
         // No library yet: not damage, and the first import makes it.
@@ -148,6 +149,27 @@ fn print_library(library: &Path, report: &health::Report) -> Result<()> {
         Err(e) => println!("library   {e}"),
     }
     Ok(())
+}
+
+/// The evidence trust the library learned from its citing sentences, what
+/// it was measured at, and whether it still describes the library.
+fn print_learned_fusion(lib: Library, models: &Models) {
+    let spans = lib.evidence().num_spans();
+    match crate::pipeline::learned_fusion::read(&lib) {
+        Ok(Some(learned)) => {
+            let rec = crate::pipeline::Recommender::new(std::sync::Arc::new(lib), models);
+            let stale = match crate::pipeline::fusion_learning::stale(&learned, &rec) {
+                Some(why) => format!("; {why} (`citewise adapt --fusion` learns it again)"),
+                None => String::new(),
+            };
+            println!("          fusion: {}{stale}", learned.describe());
+        }
+        Ok(None) if spans > 0 => {
+            println!("          fusion: shipped (`citewise adapt --fusion` learns how far to trust the evidence from its citing sentences)")
+        }
+        Ok(None) => {}
+        Err(e) => println!("          fusion: shipped; the learned one does not read: {e}"),
+    }
 }
 
 /// The Zotero data directory the library was imported from, if any: its

@@ -14,6 +14,7 @@ use crate::library::evidence_import::import_evidence;
 use crate::library::import::{import, ImportOptions};
 use crate::library::Library;
 use crate::pipeline::evidence_channel::PaperOrder;
+use crate::pipeline::learned_fusion;
 use crate::pipeline::{ChannelId, Fusion, Models, Recommender, Settings, Stages};
 
 #[derive(Debug, Args)]
@@ -64,6 +65,10 @@ pub struct EvalArgs {
     /// Fusion settings, e.g. `evidence_weight=2,min_confidence=0.3` (for tuning on val)
     #[arg(long, value_name = "K=V,...")]
     pub fusion: Option<String>,
+    /// Rank with the shipped fusion, not the evidence trust the pool (or its
+    /// evidence set) learned from its own citing sentences
+    #[arg(long)]
+    pub shipped_fusion: bool,
     /// How the evidence channel orders papers from their spans
     #[arg(long, value_enum, default_value_t = EvidenceOrder::Votes)]
     pub evidence_order: EvidenceOrder,
@@ -172,10 +177,19 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
             bar.finish_and_clear();
         }
     }
+    // An evidence set learns its trust once, as an import of those
+    // documents would (`citewise import --evidence`).
+    if !a.evidence.is_empty() && !a.shipped_fusion && learned_fusion::read(&lib)?.is_none() {
+        super::trust::learn(&lib, models)?;
+    }
+    let fusion = if a.shipped_fusion { Fusion::default() } else { learned_fusion::fusion_of(&lib) };
+    if fusion.evidence_trust != 1.0 {
+        eprintln!("evidence trust {} (learned by the library; --shipped-fusion ranks without it)", fusion.evidence_trust);
+    }
     let settings = Settings {
         fusion: match &a.fusion {
-            Some(spec) => Fusion::default().with_overrides(spec)?,
-            None => Fusion::default(),
+            Some(spec) => fusion.with_overrides(spec)?,
+            None => fusion,
         },
         span_min_words: a.semantic_min_words.unwrap_or(Settings::default().span_min_words),
         evidence_order: match a.evidence_order {

@@ -102,6 +102,11 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
         print_evidence_summary(&s, a.all_skips);
         if !a.no_embed {
             super::vectors::compute(&lib, models, super::vectors::Plan::SPANS)?;
+            // New citing sentences: what the library's evidence is worth
+            // for its own drafts is learned again from them.
+            if s.files_unchanged < s.files {
+                super::trust::learn(&std::sync::Arc::new(lib), models)?;
+            }
         }
         return Ok(());
     }

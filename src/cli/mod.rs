@@ -15,6 +15,7 @@ mod recommend;
 pub mod style;
 mod train;
 mod train_reranker;
+mod trust;
 mod vectors;
 
 use std::path::PathBuf;
@@ -184,7 +185,8 @@ fn run(cli: &Cli) -> Result<()> {
         Some(Command::Embed(a)) => {
             let lib = open_library(cli)?;
             hold_for_writing(&lib)?;
-            vectors::compute(&lib, &models, if a.fast { vectors::Plan::FAST } else { vectors::Plan::EMBED })
+            vectors::compute(&lib, &models, if a.fast { vectors::Plan::FAST } else { vectors::Plan::EMBED })?;
+            trust::relearn_if_stale(lib, &models)
         }
         None => editor(cli, models),
     }

@@ -166,6 +166,21 @@ pub struct EvalReport {
     /// a hit, not another record of the same work (`sources` counts those).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_record: Vec<SourceResult>,
+    /// Each context's own scores (counted by work, as `sources`), in the
+    /// order evaluated: what a paired comparison of two runs on the same
+    /// contexts resamples (`ranking::paired_bootstrap`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<ContextScores>,
+}
+
+/// One context's scores in an [`EvalReport`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextScores {
+    pub id: String,
+    pub source: String,
+    pub recall10: f64,
+    pub mrr: f64,
+    pub ndcg10: f64,
 }
 
 /// Evaluates the recommender on `contexts`. `on_query` is called after each
@@ -256,6 +271,7 @@ pub fn evaluate_at(
     let mut all = Mean::default();
     let (mut per_source_by_record, mut all_by_record): (BTreeMap<String, Mean>, Mean) = Default::default();
     let mut latencies = Vec::with_capacity(contexts.len());
+    let mut per_context = Vec::with_capacity(contexts.len());
     let mut stage_ms: Vec<(String, Vec<f64>)> = Vec::new();
     let evidence = rec.library().evidence();
     let count_evidence = evidence.num_spans() > 0;
@@ -305,6 +321,7 @@ pub fn evaluate_at(
         }
         let works: Vec<&Vec<String>> = c.cited.iter().map(|id| &cited_records[id]).collect();
         let s = score(&by_work(&ranked, &works), &relevant);
+        per_context.push(ContextScores { id: c.id.clone(), source: c.source.clone(), recall10: s.recall[2], mrr: s.mrr, ndcg10: s.ndcg10 });
         per_source.entry(c.source.clone()).or_default().add(&s);
         all.add(&s);
         let s = score(&ranked.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), &relevant);
@@ -334,6 +351,7 @@ pub fn evaluate_at(
         alone: Vec::new(),
         with_evidence_at10: count_evidence.then(|| with_evidence as f64 / shown.max(1) as f64),
         by_record,
+        contexts: per_context,
     })
 }
 

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::ranking::{paired_bootstrap, quantile, Paired};
 use crate::ranking::{recall_at, reciprocal_rank};
 
 /// The cut-offs reported for recall.
@@ -61,55 +62,6 @@ impl Mean {
         m.ndcg10 /= n;
         m
     }
-}
-
-/// The value at quantile `q` (0..=1) of unsorted samples, nearest-rank.
-pub fn quantile(samples: &[f64], q: f64) -> f64 {
-    if samples.is_empty() {
-        return 0.0;
-    }
-    let mut s = samples.to_vec();
-    s.sort_by(f64::total_cmp);
-    let rank = (q * s.len() as f64).ceil().max(1.0) as usize;
-    s[rank.min(s.len()) - 1]
-}
-
-/// The mean difference of two systems on the same queries and its
-/// bootstrap interval ([`paired_bootstrap`]).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Paired {
-    pub diff: f64,
-    pub lo: f64,
-    pub hi: f64,
-}
-
-impl Paired {
-    /// Whether `b` is not worse than `a` beyond chance (the interval
-    /// reaches 0 or lies above it).
-    pub fn not_worse(&self) -> bool {
-        self.hi >= 0.0
-    }
-}
-
-/// A paired bootstrap interval of the mean difference `b − a` of two
-/// systems scored on the same queries (`a[i]` and `b[i]` the same query):
-/// the queries are resampled with replacement `rounds` times (from a fixed
-/// seed, so a table is reproducible) and the `(1 − level) / 2` and
-/// `(1 + level) / 2` quantiles of the resampled mean differences returned,
-/// beside the observed mean difference. An interval that excludes 0 says
-/// the difference is larger than the queries' own spread explains.
-pub fn paired_bootstrap(a: &[f64], b: &[f64], rounds: usize, level: f64) -> Paired {
-    use rand::{Rng, SeedableRng};
-    assert_eq!(a.len(), b.len(), "paired scores come from the same queries");
-    let n = a.len();
-    if n == 0 {
-        return Paired { diff: 0.0, lo: 0.0, hi: 0.0 };
-    }
-    let d: Vec<f64> = a.iter().zip(b).map(|(a, b)| b - a).collect();
-    let diff = d.iter().sum::<f64>() / n as f64;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-    let means: Vec<f64> = (0..rounds.max(1)).map(|_| (0..n).map(|_| d[rng.random_range(0..n)]).sum::<f64>() / n as f64).collect();
-    Paired { diff, lo: quantile(&means, (1.0 - level) / 2.0), hi: quantile(&means, (1.0 + level) / 2.0) }
 }
 
 #[cfg(test)]

@@ -91,6 +91,20 @@ pub struct Fusion {
     /// 0.431 → 0.463; a context with one claim (every `val` and held-out
     /// benchmark context but a handful) is not touched (see CHANGELOG).
     pub claim_weight: f32,
+    /// How far this library's evidence is trusted (0..=1.5): the evidence
+    /// channel's confidence is scaled by it before anything reads it (its
+    /// list's weight, the citation list's share, the cited-for signal and
+    /// the rerank stage's gate). 1 as shipped; a library learns its own
+    /// from its citing documents ([`super::learned_fusion`]): citing
+    /// sentences of papers on other topics than the draft's pull their
+    /// cited papers up for every query (ACM-CR dev, in-field evidence of
+    /// other citing papers: MRR 0.494 → 0.458).
+    #[serde(default = "full_trust")]
+    pub evidence_trust: f32,
+}
+
+fn full_trust() -> f32 {
+    1.0
 }
 
 fn stand_in_weight() -> f32 {
@@ -117,6 +131,7 @@ impl Default for Fusion {
             rerank_citation_weight: 0.25,
             cited_for_weight: 0.25,
             claim_weight: 1.0,
+            evidence_trust: full_trust(),
         }
     }
 }
@@ -144,6 +159,16 @@ impl Fusion {
     /// cited paper for no reason.
     pub fn cited_for_weight_at(&self, confidence: f32) -> f32 {
         self.cited_for_weight * confidence.clamp(0.0, 1.0)
+    }
+
+    /// The confidence a channel's list is read with: the evidence
+    /// channel's scaled by [`Fusion::evidence_trust`], the others' as they
+    /// are.
+    pub fn trusted(&self, channel: ChannelId, confidence: f32) -> f32 {
+        match channel {
+            ChannelId::Evidence => (confidence * self.evidence_trust).clamp(0.0, 1.0),
+            _ => confidence,
+        }
     }
 
     /// The gate of the HAtten list at a field coverage.

@@ -12,6 +12,8 @@ pub mod claims;
 pub mod dense_channel;
 pub mod evidence_channel;
 pub mod fusion;
+pub mod fusion_learning;
+pub mod learned_fusion;
 pub mod models;
 pub mod own_words;
 pub mod paper_cosines;

@@ -90,6 +90,14 @@ pub struct Settings {
     pub query_tf: QueryTf,
 }
 
+impl Settings {
+    /// The defaults with the fusion `library` learned from its own citing
+    /// documents ([`super::learned_fusion::fusion_of`]).
+    pub fn of_library(library: &Library) -> Settings {
+        Settings { fusion: super::learned_fusion::fusion_of(library), ..Settings::default() }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
@@ -157,14 +165,16 @@ impl Recommender {
     /// `models` (a dense channel needs its encoder and the library's paper
     /// vectors; the rerank stage the reranker).
     pub fn new(library: Arc<Library>, models: &Models) -> Recommender {
-        Recommender::open(library, models, None, Settings::default()).expect("optional stages never fail")
+        let settings = Settings::of_library(&library);
+        Recommender::open(library, models, None, settings).expect("optional stages never fail")
     }
 
     /// A recommender restricted to the named stages (`--stages`): channels,
     /// and `rerank` for the rerank stage; a stage that cannot run is an
     /// error that says why.
     pub fn with_stages(library: Arc<Library>, models: &Models, names: &[&str]) -> Result<Recommender> {
-        Recommender::open(library, models, Some(&Stages::parse(names)?), Settings::default())
+        let settings = Settings::of_library(&library);
+        Recommender::open(library, models, Some(&Stages::parse(names)?), settings)
     }
 
     /// A recommender with `stages` (none: every stage that can run, leaving
@@ -242,6 +252,11 @@ impl Recommender {
         self.settings.fusion
     }
 
+    /// Ranks with `fusion` from now on.
+    pub fn set_fusion(&mut self, fusion: Fusion) {
+        self.settings.fusion = fusion;
+    }
+
     pub fn library(&self) -> &Library {
         &self.library
     }
@@ -280,7 +295,15 @@ impl Recommender {
         let prepared = self.prepare(query)?;
         let depth = self.settings.prefetch.max(prepared.query.k);
         let mut years = HashMap::new();
-        self.channels.iter().map(|ch| Ok((ch.id(), self.retrieve_citable(ch.as_ref(), &prepared, depth, &mut years)?))).collect()
+        let fusion = &self.settings.fusion;
+        self.channels
+            .iter()
+            .map(|ch| {
+                let mut output = self.retrieve_citable(ch.as_ref(), &prepared, depth, &mut years)?;
+                output.confidence = fusion.trusted(ch.id(), output.confidence);
+                Ok((ch.id(), output))
+            })
+            .collect()
     }
 
     /// The fused list of a prepared query, one entry per work, as deep as
@@ -321,7 +344,9 @@ impl Recommender {
         outputs: &mut [Vec<(ChannelId, ChannelOutput)>],
     ) -> Result<()> {
         for (q, out) in queries.iter().zip(outputs.iter_mut()) {
-            out.push((channel.id(), self.retrieve_citable(channel, q, depth, years)?));
+            let mut output = self.retrieve_citable(channel, q, depth, years)?;
+            output.confidence = self.settings.fusion.trusted(channel.id(), output.confidence);
+            out.push((channel.id(), output));
         }
         Ok(())
     }

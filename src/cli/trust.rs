@@ -1,0 +1,65 @@
+//! Learning how far a library's evidence is trusted, after the evidence
+//! changes (`import --evidence`, `eval --evidence`) or by hand (`adapt
+//! --fusion`): a bar over the library's citing sentences, then one line of
+//! what was learned. The learning is [`crate::pipeline::fusion_learning`]'s.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::progress::count_bar;
+use crate::library::Library;
+use crate::pipeline::fusion_learning::{self, Options, Outcome};
+use crate::pipeline::learned_fusion::{self, LearnedFusion};
+use crate::pipeline::{Models, Recommender, Settings};
+
+/// Learns and keeps the library's evidence trust from its own citing
+/// sentences (searched with the shipped fusion); says what it learned, or
+/// why there was too little to learn from (then the shipped fusion stays).
+pub fn learn(lib: &Arc<Library>, models: &Models) -> Result<Option<LearnedFusion>> {
+    let opts = Options::default();
+    let mut rec = Recommender::open(lib.clone(), models, None, Settings::default())?;
+    eprintln!(
+        "learning how far to trust the evidence from the library's own citing sentences (up to {}, each searched once, \
+         as a draft would be, without its own document's evidence)",
+        opts.sentences
+    );
+    let t = Instant::now();
+    let bar = count_bar(0, "searching the library's citing sentences");
+    let outcome = fusion_learning::learn(&mut rec, &opts, &|done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    match outcome {
+        Outcome::Learned(learned) => {
+            learned_fusion::save(lib, &learned)?;
+            println!("{} ({:.0} s)", learned.describe(), t.elapsed().as_secs_f64());
+            Ok(Some(learned))
+        }
+        Outcome::TooFew { sentences, documents } => {
+            // A trust learned from an earlier, larger evidence set no longer holds.
+            learned_fusion::remove(lib)?;
+            println!(
+                "evidence trusted as shipped: {sentences} usable citing sentences from {documents} documents are too few to learn from \
+                 (at least {} from {} documents)",
+                opts.min_sentences, opts.min_documents
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// After new vectors: the library's learned trust is learned again if the
+/// channels it was weighed against changed (a library without one keeps the
+/// shipped fusion until its next `import --evidence`).
+pub fn relearn_if_stale(lib: Arc<Library>, models: &Models) -> Result<()> {
+    let Some(learned) = learned_fusion::read(&lib)? else { return Ok(()) };
+    let rec = Recommender::open(lib.clone(), models, None, Settings::default())?;
+    if let Some(why) = fusion_learning::stale(&learned, &rec) {
+        eprintln!("the learned evidence trust is out of date ({why})");
+        learn(&lib, models)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,409 @@
+//! Learning a library's fusion from its citing documents (the value and its
+//! file are [`super::learned_fusion`]'s): how far its evidence is to be
+//! trusted ([`Fusion::evidence_trust`]), and whether the rerank stage
+//! speaks where the evidence opens its gate.
+//!
+//! Every citing sentence of the library (a PDF's, a LaTeX source's, a
+//! Zotero attachment's) is a query whose answer is known: the papers it
+//! cites. Each is searched as a draft would be, with its own citing
+//! document's evidence set aside (the paper it comes from is never its own
+//! evidence), so the evidence it meets is what *other* documents of the
+//! library say: exactly what a new draft meets. Its channels' lists are
+//! fused at each trust of [`TRUSTS`], and the trust that ranks the cited
+//! papers best (R@10 and reciprocal rank, averaged) is kept only if it
+//! beats the shipped trust (1) beyond the sentences' own spread (a paired
+//! bootstrap interval above 0); otherwise the shipped fusion stays. Then,
+//! at that trust, the same sentences are answered with and without the
+//! rerank stage: it keeps speaking where the library's evidence opens its
+//! gate only if it beats the fused order there beyond chance (the stage's
+//! signals were learned in the benchmark's field; on ACM-CR dev, with
+//! in-field evidence, it lowered R@10 by 0.012 and nDCG@10 by 0.010).
+//!
+//! Why: evidence from citing papers on other topics than a draft's pulls
+//! their cited papers up for every query. On ACM-CR dev, with the other
+//! folds' citing sentences as the library's evidence, MRR fell from 0.494
+//! to 0.458 and fell in every fold; on the benchmark's ACL field the same
+//! kind of evidence lifts R@10 from 0.08 to 0.74. Which of the two a
+//! library is, only its own documents can say.
+//!
+//! `import --evidence` learns it after new citing sentences, `embed` again
+//! when the channels changed ([`stale`]), `adapt --fusion` by hand.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::fusion::{fuse, Fusion};
+use super::learned_fusion::{Figures, LearnedFusion, RerankCheck, LEVEL};
+use super::query::Query;
+use super::recommender::Recommender;
+use crate::corpus::citation_markup::{strip_citations, CiteGrammar};
+use crate::error::{Error, Result};
+use crate::library::Library;
+use crate::ranking::{paired_bootstrap, recall_at, reciprocal_rank};
+
+/// The trusts tried (1 is the shipped fusion's).
+pub const TRUSTS: [f32; 7] = [0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5];
+
+/// A citing sentence needs this many words (markers removed) to be a query.
+const MIN_WORDS: usize = 6;
+
+/// How much the library's own sentences are asked, and how sure a change
+/// must be.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// Citing sentences searched, at most (spread over the documents).
+    pub sentences: usize,
+    /// Of those, the ones answered with and without the rerank stage, at
+    /// most (the cross-encoder is the slow part on a CPU).
+    pub rerank_sentences: usize,
+    /// Fewer citing documents than this teach nothing.
+    pub min_documents: usize,
+    /// Fewer usable citing sentences than this teach nothing.
+    pub min_sentences: usize,
+    /// The level of the bootstrap interval that must lie above 0.
+    pub level: f64,
+    pub rounds: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { sentences: 300, rerank_sentences: 150, min_documents: 3, min_sentences: 30, level: LEVEL, rounds: 2000 }
+    }
+}
+
+/// What learning came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Learned(LearnedFusion),
+    /// Too few citing sentences or documents to learn from.
+    TooFew {
+        sentences: usize,
+        documents: usize,
+    },
+}
+
+/// The names of the channels `rec` fuses.
+pub fn channel_names(rec: &Recommender) -> Vec<String> {
+    rec.stages().channels.iter().map(|c| c.name().to_string()).collect()
+}
+
+/// Why a learned fusion no longer describes the library `rec` ranks (its
+/// evidence or its channels changed since), if it does not.
+pub fn stale(learned: &LearnedFusion, rec: &Recommender) -> Option<String> {
+    let spans = rec.library().evidence().num_spans();
+    let channels = channel_names(rec);
+    if learned.spans != spans {
+        Some(format!("learned with {} evidence spans, now {spans}", learned.spans))
+    } else if learned.channels != channels {
+        Some(format!("learned with the channels {}, now {}", learned.channels.join("+"), channels.join("+")))
+    } else {
+        None
+    }
+}
+
+/// One citing sentence as a query, and the papers it cites.
+struct Probe {
+    query: Query,
+    cited: HashSet<String>,
+}
+
+/// The library's citing sentences that can be asked: enough words, at
+/// least one cited paper, a known citing document; spread over the
+/// documents (in the order of a hash of each sentence), at most
+/// `opts.sentences`. Also the number of documents they come from.
+fn probes(lib: &Library, opts: &Options) -> Result<(Vec<Probe>, usize)> {
+    let mut usable: Vec<(u64, Probe, String)> = Vec::new();
+    for c in lib.citances().all()? {
+        let text = strip_citations(&without_markers(&c.sentence), &CiteGrammar::PLAIN);
+        if c.cited.is_empty() || c.citing.id.is_empty() || text.split_whitespace().count() < MIN_WORDS {
+            continue;
+        }
+        let key = crate::util::fnv1a64(format!("{}\u{1f}{}", c.citing.id, c.sentence).as_bytes());
+        let query =
+            Query::new(text).with_k(super::recommender::DEFAULT_PREFETCH).citing(vec![c.citing.id.clone()]).written_in(c.citing.year);
+        usable.push((key, Probe { query, cited: c.cited.iter().cloned().collect() }, c.citing.id));
+    }
+    usable.sort_by_key(|(key, _, _)| *key);
+    usable.truncate(opts.sentences);
+    let documents: HashSet<&str> = usable.iter().map(|(_, _, d)| d.as_str()).collect();
+    let documents = documents.len();
+    Ok((usable.into_iter().map(|(_, p, _)| p).collect(), documents))
+}
+
+/// A citing sentence without its citation markers (`(Collins, 2002)`,
+/// `[12]`, `Collins (2002)`, `[CIT]`): the words a draft has at the cursor.
+/// Left in, a marker's author names would find the cited paper by its
+/// authors, and the answer's already-cited rule would move it last.
+fn without_markers(sentence: &str) -> String {
+    let mut markers = crate::evidence::markers::find_markers(sentence, &[]);
+    markers.sort_by_key(|m| m.start);
+    let mut out = String::with_capacity(sentence.len());
+    let mut at = 0;
+    for m in markers.into_iter().filter(|m| m.end <= sentence.len()) {
+        if m.start < at {
+            continue;
+        }
+        out.push_str(&sentence[at..m.start]);
+        out.push(' ');
+        at = m.end;
+    }
+    out.push_str(&sentence[at..]);
+    out
+}
+
+/// Learns the library's evidence trust from its own citing sentences with
+/// `rec` (a recommender over the library with the shipped fusion; its
+/// channels are what is fused, its rerank stage what is tried; it is left
+/// with the shipped fusion). `on_progress(done, total)` follows the
+/// searches (one per sentence, and two per sentence of the rerank check).
+pub fn learn(rec: &mut Recommender, opts: &Options, on_progress: &dyn Fn(usize, usize)) -> Result<Outcome> {
+    let base = rec.fusion();
+    if base.evidence_trust != 1.0 {
+        return Err(Error::Config("the evidence trust is learned with the shipped fusion's lists (trust 1)".into()));
+    }
+    let (probes, documents) = probes(rec.library(), opts)?;
+    if probes.len() < opts.min_sentences || documents < opts.min_documents {
+        return Ok(Outcome::TooFew { sentences: probes.len(), documents });
+    }
+    let reranks = if rec.rerank_depth() > 0 { probes.len().min(opts.rerank_sentences) } else { 0 };
+    let total = probes.len() + 2 * reranks;
+    // Per trust, per sentence: R@10 and reciprocal rank.
+    let mut scores: BTreeMap<usize, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut asked: Vec<&Probe> = Vec::new();
+    for (i, probe) in probes.iter().enumerate() {
+        let outputs = match rec.channel_lists(&probe.query) {
+            Ok(o) => o,
+            Err(Error::InvalidQuery(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        asked.push(probe);
+        for (t, &trust) in TRUSTS.iter().enumerate() {
+            let fusion = Fusion { evidence_trust: trust, ..base };
+            let lists: Vec<_> = outputs
+                .iter()
+                .map(|(id, o)| {
+                    let mut o = o.clone();
+                    o.confidence = fusion.trusted(*id, o.confidence);
+                    (*id, o)
+                })
+                .collect();
+            let ranked: Vec<String> = fuse(&lists, &fusion).into_iter().map(|c| c.id).collect();
+            scores.entry(t).or_default().push(measure(&ranked, &probe.cited));
+        }
+        on_progress(i + 1, total);
+    }
+    let shipped_at = TRUSTS.iter().position(|&t| t == 1.0).expect("the shipped trust is tried");
+    let sentences = scores.get(&shipped_at).map_or(0, Vec::len);
+    if sentences < opts.min_sentences {
+        return Ok(Outcome::TooFew { sentences, documents });
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    // The best trust; of equals, the one nearest the shipped.
+    let best_at = (0..TRUSTS.len())
+        .max_by(|&a, &b| {
+            mean(&merit(&scores[&a]))
+                .total_cmp(&mean(&merit(&scores[&b])))
+                .then_with(|| (TRUSTS[b] - 1.0).abs().total_cmp(&(TRUSTS[a] - 1.0).abs()))
+        })
+        .expect("trusts are tried");
+    let gain = paired_bootstrap(&merit(&scores[&shipped_at]), &merit(&scores[&best_at]), opts.rounds, opts.level);
+    let adopted = best_at != shipped_at && gain.lo > 0.0;
+    let evidence_trust = if adopted { TRUSTS[best_at] } else { 1.0 };
+    let rerank = if reranks > 0 {
+        let on_progress = |done: usize| on_progress(probes.len() + done, total);
+        asked.truncate(reranks);
+        Some(check_rerank(rec, Fusion { evidence_trust, ..base }, &asked, opts, &on_progress)?)
+    } else {
+        None
+    };
+    let lib = rec.library();
+    Ok(Outcome::Learned(LearnedFusion {
+        evidence_trust,
+        best_trust: TRUSTS[best_at],
+        sentences,
+        documents,
+        spans: lib.evidence().num_spans(),
+        channels: channel_names(rec),
+        shipped: figures(&scores[&shipped_at]),
+        best: figures(&scores[&best_at]),
+        gain,
+        tried: TRUSTS.iter().enumerate().map(|(t, &trust)| (trust, figures(&scores[&t]))).collect(),
+        rerank,
+    }))
+}
+
+/// R@10 and the reciprocal rank of `ranked` against the cited papers.
+fn measure(ranked: &[String], cited: &HashSet<String>) -> (f64, f64) {
+    (recall_at(ranked, cited, 10), reciprocal_rank(ranked, |id| cited.contains(id)))
+}
+
+fn figures(v: &[(f64, f64)]) -> Figures {
+    let n = v.len().max(1) as f64;
+    Figures { recall10: v.iter().map(|s| s.0).sum::<f64>() / n, mrr: v.iter().map(|s| s.1).sum::<f64>() / n }
+}
+
+fn merit(v: &[(f64, f64)]) -> Vec<f64> {
+    v.iter().map(|(r, m)| (r + m) / 2.0).collect()
+}
+
+/// The library's sentences answered at `fusion` with the rerank stage and
+/// without it (the whole run, as a draft is answered); the stage is kept
+/// only if it beats the fused order beyond chance. `rec` is left with the
+/// shipped fusion and its rerank depth.
+fn check_rerank(
+    rec: &mut Recommender,
+    fusion: Fusion,
+    asked: &[&Probe],
+    opts: &Options,
+    on_progress: &dyn Fn(usize),
+) -> Result<RerankCheck> {
+    let shipped = rec.fusion();
+    let depth = rec.rerank_depth();
+    rec.set_fusion(fusion);
+    let answer = |rec: &Recommender, pass: usize| -> Result<Vec<(f64, f64)>> {
+        let mut out = Vec::with_capacity(asked.len());
+        for (i, probe) in asked.iter().enumerate() {
+            let ranked: Vec<String> = match rec.recommend_ids(&probe.query) {
+                // A candidate stands for the cited paper when any record of
+                // its work is that paper (as evaluation counts).
+                Ok(r) => {
+                    r.candidates.into_iter().map(|c| c.same_work.into_iter().find(|id| probe.cited.contains(id)).unwrap_or(c.id)).collect()
+                }
+                Err(Error::InvalidQuery(_)) => Vec::new(),
+                Err(e) => return Err(e),
+            };
+            out.push(measure(&ranked, &probe.cited));
+            on_progress(pass * asked.len() + i + 1);
+        }
+        Ok(out)
+    };
+    let reranked = answer(rec, 0);
+    rec.set_rerank_depth(0);
+    let fused = answer(rec, 1);
+    rec.set_rerank_depth(depth);
+    rec.set_fusion(shipped);
+    let (reranked, fused) = (reranked?, fused?);
+    let gain = paired_bootstrap(&merit(&fused), &merit(&reranked), opts.rounds, opts.level);
+    Ok(RerankCheck { kept: gain.lo > 0.0, sentences: asked.len(), fused: figures(&fused), reranked: figures(&reranked), gain })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::library::evidence_import::import_evidence;
+    use crate::pipeline::learned_fusion::{fusion_of, read, remove, save};
+    use crate::pipeline::{Models, Settings};
+
+    /// Three made-up words of topic `t` (letters only, so that the analyser
+    /// keeps each whole).
+    fn words(t: usize) -> [String; 3] {
+        let tag: String = format!("{t:03}").chars().map(|d| (b'a' + d.to_digit(10).unwrap() as u8) as char).collect();
+        ["alpha", "gamma", "delta"].map(|w| format!("zq{tag}{w}"))
+    }
+
+    /// A library of 40 topics, each with the paper its citing sentences
+    /// cite (`true:t`) and another (`other:t`), and four citing documents:
+    /// document `t % 4` cites `true:t` for topic `t`, document `t + 1 % 4`
+    /// cites `elsewhere(t)` for the same words.
+    fn library(dir: &std::path::Path, titles: impl Fn(usize) -> (String, String), elsewhere: impl Fn(usize) -> String) -> Arc<Library> {
+        let lib = Library::open_or_create(&dir.join("lib")).unwrap();
+        let mut w = lib.papers().writer().unwrap();
+        for t in 0..40 {
+            let (own, other) = titles(t);
+            for (id, title) in [(format!("true:{t}"), own), (format!("other:{t}"), other)] {
+                w.upsert(&crate::corpus::Paper { id, title, year: Some(2000), ..Default::default() }).unwrap();
+            }
+        }
+        w.finish().unwrap();
+        lib.papers().reload().unwrap();
+        let path = dir.join("sentences.jsonl");
+        let mut out = std::fs::File::create(&path).unwrap();
+        for t in 0..40 {
+            let [a, b, c] = words(t);
+            for (doc, text, cited) in [
+                (t % 4, format!("We build our system on the {a} {b} {c} method of earlier work [CIT]."), format!("true:{t}")),
+                ((t + 1) % 4, format!("Related studies of {a} {b} {c} are many and varied [CIT]."), elsewhere(t)),
+            ] {
+                let row = serde_json::json!({"split": "train", "citing_id": format!("doc:{doc}"), "citing_title": format!("Document {doc}"),
+                    "context": text, "cited": [cited]});
+                writeln!(out, "{row}").unwrap();
+            }
+        }
+        drop(out);
+        import_evidence(&lib, &[path], None, false).unwrap();
+        Arc::new(lib)
+    }
+
+    fn learned(lib: &Arc<Library>) -> LearnedFusion {
+        let mut rec = Recommender::open(lib.clone(), &Models::none(), None, Settings::default()).unwrap();
+        match learn(&mut rec, &Options::default(), &|_, _| {}).unwrap() {
+            Outcome::Learned(l) => l,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn at(l: &LearnedFusion, trust: f32) -> Figures {
+        l.tried.iter().find(|(t, _)| *t == trust).unwrap().1
+    }
+
+    #[test]
+    fn evidence_of_other_documents_that_points_elsewhere_is_learned_to_be_distrusted_and_the_library_ranks_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        // Each topic's words name its paper; the other documents cite an
+        // unrelated paper for the same words.
+        let lib = library(dir.path(), |t| (words(t).join(" "), format!("An unrelated report, number {t}")), |t| format!("other:{t}"));
+        let l = learned(&lib);
+        assert_eq!(l.documents, 4);
+        assert_eq!(l.sentences, 80, "every sentence is asked");
+        assert!(at(&l, 0.0).mrr > at(&l, 1.0).mrr + 0.2, "{:?}", l.tried);
+        assert!(l.adopted() && l.evidence_trust < 1.0 && l.gain.lo > 0.0, "{l:?}");
+        assert_eq!(fusion_of(&lib).evidence_trust, 1.0, "nothing kept yet");
+        save(&lib, &l).unwrap();
+        assert_eq!(read(&lib).unwrap().as_ref(), Some(&l));
+        let learned = Recommender::new(lib.clone(), &Models::none());
+        assert_eq!(learned.fusion().evidence_trust, l.evidence_trust, "the library ranks with it");
+        // A draft on topic 5 (its author's document 1 set aside).
+        let [a, b, c] = words(5);
+        let draft =
+            Query::new(format!("We build our system on the {a} {b} {c} method of earlier work [CIT].")).citing(vec!["doc:1".into()]);
+        let first = |rec: &Recommender| rec.recommend_ids(&draft).unwrap().candidates[0].id.clone();
+        assert_eq!(first(&Recommender::open(lib.clone(), &Models::none(), None, Settings::default()).unwrap()), "other:5");
+        assert_eq!(first(&learned), "true:5", "the words' paper, no longer the one another document cites");
+        assert!(l.describe().starts_with(&format!("evidence trusted at {}", l.evidence_trust)), "{}", l.describe());
+        assert!(remove(&lib).unwrap() && !remove(&lib).unwrap());
+        assert_eq!(Recommender::new(lib, &Models::none()).fusion().evidence_trust, 1.0);
+    }
+
+    #[test]
+    fn evidence_that_finds_what_the_words_do_not_keeps_its_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        // The cited paper's title shares no word with its citing sentences;
+        // another paper's has them all. The other documents cite the right one.
+        let lib = library(dir.path(), |t| (format!("A report, number {t}"), words(t).join(" ")), |t| format!("true:{t}"));
+        let l = learned(&lib);
+        assert!(at(&l, 1.0).mrr > at(&l, 0.0).mrr + 0.2, "{:?}", l.tried);
+        assert!(l.evidence_trust >= 1.0 && l.best_trust >= 1.0, "{l:?}");
+    }
+
+    #[test]
+    fn a_sentence_is_asked_without_its_markers() {
+        let asked = without_markers("As Collins (2002) showed, perceptrons tag well (Ratnaparkhi, 1996; Toutanova et al., 2003) [12].");
+        let words: Vec<&str> = asked.split_whitespace().collect();
+        assert_eq!(words, ["As", "showed,", "perceptrons", "tag", "well", "."], "{asked}");
+        assert_eq!(without_markers("Prior work [CIT] did so.").split_whitespace().collect::<Vec<_>>(), ["Prior", "work", "did", "so."]);
+    }
+
+    #[test]
+    fn too_few_citing_documents_teach_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = Library::open_or_create(dir.path()).unwrap();
+        let lib = Arc::new(lib);
+        let mut rec = Recommender::open(lib.clone(), &Models::none(), None, Settings::default()).unwrap();
+        assert_eq!(learn(&mut rec, &Options::default(), &|_, _| {}).unwrap(), Outcome::TooFew { sentences: 0, documents: 0 });
+        let trusting = Settings { fusion: Fusion { evidence_trust: 0.5, ..Fusion::default() }, ..Settings::default() };
+        let mut rec = Recommender::open(lib, &Models::none(), None, trusting).unwrap();
+        assert!(learn(&mut rec, &Options::default(), &|_, _| {}).is_err(), "lists read with a learned trust would learn it twice");
+    }
+}

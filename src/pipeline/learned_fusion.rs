@@ -1,0 +1,178 @@
+//! What a library learned of its own fusion from its citing documents, as
+//! one value with one home: how far its evidence is trusted
+//! ([`Fusion::evidence_trust`]) and whether the rerank stage speaks where
+//! the evidence opens its gate, with what each was measured at. It lives in
+//! [`FILE`] beside the evidence it was learned from (the evidence root) and
+//! every front end ranks with it through [`fusion_of`]
+//! ([`super::Settings::of_library`]); `doctor` shows it. How it is learned
+//! is [`super::fusion_learning`]'s.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::fusion::Fusion;
+use crate::error::{Error, Result};
+use crate::library::Library;
+use crate::ranking::Paired;
+
+/// The file, in the library's evidence root.
+pub const FILE: &str = "learned-fusion.json";
+
+/// The level of the bootstrap interval a learned change must clear (its
+/// lower end above 0).
+pub const LEVEL: f64 = 0.9;
+
+/// R@10 and MRR of the fused list over the sentences searched.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub recall10: f64,
+    pub mrr: f64,
+}
+
+/// What was learned, and what it was measured at.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LearnedFusion {
+    /// The trust in use: the best one when it beat the shipped one beyond
+    /// chance, else 1.
+    pub evidence_trust: f32,
+    /// The best trust found (in use or not).
+    pub best_trust: f32,
+    /// Citing sentences searched, and the documents they come from.
+    pub sentences: usize,
+    pub documents: usize,
+    /// Evidence spans in the database when it was learned.
+    pub spans: u64,
+    /// The channels whose lists were fused (a channel whose vectors came
+    /// later changes what the evidence is weighed against).
+    #[serde(default)]
+    pub channels: Vec<String>,
+    /// The shipped fusion's figures and the best trust's.
+    pub shipped: Figures,
+    pub best: Figures,
+    /// The best trust's gain over the shipped one in the per-sentence mean
+    /// of R@10 and reciprocal rank, with its bootstrap interval.
+    pub gain: Paired,
+    /// Each trust tried, with its figures.
+    pub tried: Vec<(f32, Figures)>,
+    /// The rerank stage against the fused order at the trust in use (none:
+    /// the library has no rerank stage to try).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankCheck>,
+}
+
+/// The rerank stage tried on the library's own sentences.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RerankCheck {
+    /// Whether it speaks (it beat the fused order beyond chance).
+    pub kept: bool,
+    /// Sentences answered both ways.
+    #[serde(default)]
+    pub sentences: usize,
+    pub fused: Figures,
+    pub reranked: Figures,
+    /// The reranked order's gain over the fused one (per-sentence mean of
+    /// R@10 and reciprocal rank), with its bootstrap interval.
+    pub gain: Paired,
+}
+
+impl LearnedFusion {
+    /// Whether the learned trust is in use (it differs from the shipped one).
+    pub fn adopted(&self) -> bool {
+        self.evidence_trust != 1.0
+    }
+
+    /// Whether the rerank stage was found not to beat the fused order here
+    /// (then it does not speak).
+    pub fn rerank_off(&self) -> bool {
+        self.rerank.as_ref().is_some_and(|r| !r.kept)
+    }
+
+    /// The shipped fusion with what was learned.
+    pub fn fusion(&self) -> Fusion {
+        let shipped = Fusion::default();
+        Fusion {
+            evidence_trust: self.evidence_trust,
+            // The evidence's confidence never exceeds 1: the stage never runs.
+            rerank_min_evidence: if self.rerank_off() { 1.0 } else { shipped.rerank_min_evidence },
+            ..shipped
+        }
+    }
+
+    /// One line for `doctor` and the import's summary.
+    pub fn describe(&self) -> String {
+        let measured = format!(
+            "on {} citing sentences of {} documents, R@10 {:.3} → {:.3}, MRR {:.3} → {:.3} (gain {:+.3}, {:.0} % interval {:+.3}..{:+.3})",
+            self.sentences,
+            self.documents,
+            self.shipped.recall10,
+            self.best.recall10,
+            self.shipped.mrr,
+            self.best.mrr,
+            self.gain.diff,
+            100.0 * LEVEL,
+            self.gain.lo,
+            self.gain.hi
+        );
+        let trust = if self.adopted() {
+            format!("evidence trusted at {} (learned {measured})", self.evidence_trust)
+        } else {
+            format!("evidence trusted as shipped (best trust {} not beyond chance {measured})", self.best_trust)
+        };
+        match &self.rerank {
+            Some(r) => format!(
+                "{trust}; rerank stage {} (on {} of them, R@10 {:.3} → {:.3}, MRR {:.3} → {:.3} over the fused order, gain {:+.3}, interval {:+.3}..{:+.3})",
+                if r.kept { "on" } else { "off: it did not beat the fused order" },
+                r.sentences,
+                r.fused.recall10,
+                r.reranked.recall10,
+                r.fused.mrr,
+                r.reranked.mrr,
+                r.gain.diff,
+                r.gain.lo,
+                r.gain.hi
+            ),
+            None => trust,
+        }
+    }
+}
+
+/// Where the library's learned fusion is kept.
+pub fn path(lib: &Library) -> PathBuf {
+    lib.evidence_root().join(FILE)
+}
+
+/// The library's learned fusion, if it has one.
+pub fn read(lib: &Library) -> Result<Option<LearnedFusion>> {
+    let path = path(lib);
+    let text = match crate::limits::read_regular_text(&path, crate::limits::SETTINGS_FILE) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| Error::corrupt(&path, e))
+}
+
+/// The fusion a library ranks with: the shipped one, with the evidence
+/// trust the library learned (a file that cannot be read is the shipped
+/// fusion; `doctor` says why).
+pub fn fusion_of(lib: &Library) -> Fusion {
+    read(lib).ok().flatten().map_or_else(Fusion::default, |l| l.fusion())
+}
+
+/// Keeps `learned` as the library's (inside the library's write lock).
+pub fn save(lib: &Library, learned: &LearnedFusion) -> Result<()> {
+    let bytes = serde_json::to_vec_pretty(learned).expect("a learned fusion serialises");
+    lib.writing().during(|| crate::util::write_atomic(&path(lib), &bytes))
+}
+
+/// Forgets the library's learned fusion (back to the shipped one); true if
+/// there was one.
+pub fn remove(lib: &Library) -> Result<bool> {
+    let path = path(lib);
+    lib.writing().during(|| match std::fs::remove_file(&path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(&path, e)),
+    })
+}
