@@ -136,7 +136,13 @@ pub fn shell_quoted(s: &str) -> String {
 
 /// FNV-1a 64-bit hash: a stable content fingerprint (not cryptographic).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a64_on(0xcbf2_9ce4_8422_2325, bytes)
+}
+
+/// [`fnv1a64`] carried on from `hash` (the hash of what came before), so
+/// that bytes read in pieces hash as if read at once.
+pub fn fnv1a64_on(hash: u64, bytes: &[u8]) -> u64 {
+    let mut h = hash;
     for &b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);

@@ -89,7 +89,7 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
         }
         let options =
             EvidenceOptions { split: a.split.clone(), force: a.force, add_cited: a.add_cited, grammar: config.grammar(Default::default()) };
-        let bar = super::progress::count_bar(0, "reading documents");
+        let bar = super::progress::count_bar(0, "reading (documents, or MiB of full text)");
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         let s = import_inputs(&lib, &found, &options, &|done, total| {
             if done == 0 {

@@ -1,6 +1,6 @@
 //! Finding input files and reading them as text (`.gz` transparently).
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -142,6 +142,109 @@ pub fn read_bytes_up_to(path: &Path, limit: u64) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// A file's lines one at a time (gunzipped when the name ends in `.gz`),
+/// each under a budget, with how far into the file (its bytes on disk)
+/// reading has come: what a file too large to hold is read with.
+pub struct LineStream {
+    reader: Box<dyn BufRead>,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+    size: u64,
+    path: PathBuf,
+}
+
+/// Counts the bytes read from the file on disk.
+struct Counted<R> {
+    inner: R,
+    read: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// One line of a [`LineStream`].
+pub enum Line {
+    Text(String),
+    /// Longer than the budget: skipped, with its length so far.
+    TooLong(u64),
+}
+
+impl LineStream {
+    /// Opens a regular file (a FIFO or a device is refused before a byte is read).
+    pub fn open(path: &Path) -> Result<LineStream> {
+        let file = crate::limits::open_regular(path).map_err(|e| Error::io(path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let read = std::rc::Rc::new(std::cell::Cell::new(0));
+        let counted = std::io::BufReader::new(Counted { inner: file, read: read.clone() });
+        let reader: Box<dyn BufRead> =
+            if is_gz(path) { Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(counted))) } else { Box::new(counted) };
+        Ok(LineStream { reader, read, size, path: path.to_path_buf() })
+    }
+
+    /// The next line (without its line end; invalid UTF-8 replaced), at
+    /// most `limit` bytes; none at the end of the file.
+    pub fn next_line(&mut self, limit: u64) -> Result<Option<Line>> {
+        let unreadable = |e: std::io::Error| Error::Input(format!("{}: not readable ({e})", self.path.display()));
+        let mut buf = Vec::new();
+        let n = (&mut self.reader).take(limit + 1).read_until(b'\n', &mut buf).map_err(unreadable)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if buf.last() != Some(&b'\n') && n as u64 > limit {
+            // Over budget: the rest of the line is skipped unread.
+            let mut skipped = n as u64;
+            loop {
+                let chunk = self.reader.fill_buf().map_err(unreadable)?;
+                if chunk.is_empty() {
+                    break;
+                }
+                match chunk.iter().position(|&b| b == b'\n') {
+                    Some(i) => {
+                        self.reader.consume(i + 1);
+                        skipped += i as u64;
+                        break;
+                    }
+                    None => {
+                        let len = chunk.len();
+                        self.reader.consume(len);
+                        skipped += len as u64;
+                    }
+                }
+            }
+            return Ok(Some(Line::TooLong(skipped)));
+        }
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        Ok(Some(Line::Text(String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))))
+    }
+
+    /// Bytes of the file on disk read so far, and its size.
+    pub fn position(&self) -> (u64, u64) {
+        (self.read.get(), self.size)
+    }
+}
+
+/// A file's size and a hash of its bytes on disk, read in pieces (a file
+/// too large to hold is stamped without being held).
+pub fn stamp_of_file(path: &Path) -> Result<(u64, u64)> {
+    let mut file = crate::limits::open_regular(path).map_err(|e| Error::io(path, e))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut size, mut hash) = (0u64, crate::util::fnv1a64(b""));
+    loop {
+        let n = file.read(&mut buf).map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            return Ok((size, hash));
+        }
+        size += n as u64;
+        hash = crate::util::fnv1a64_on(hash, &buf[..n]);
+    }
+}
+
 fn is_gz(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
@@ -227,6 +330,28 @@ pub(crate) fn latin1_char(b: u8) -> char {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_stream_reads_gzip_line_by_line_and_skips_a_line_over_its_budget() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines.jsonl.gz");
+        let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::default());
+        write!(gz, "first\r\n{}\nthird", "x".repeat(100_000)).unwrap();
+        gz.finish().unwrap();
+        let mut lines = LineStream::open(&path).unwrap();
+        let text = |l: Option<Line>| match l {
+            Some(Line::Text(t)) => t,
+            _ => panic!("not a line of text"),
+        };
+        assert_eq!(text(lines.next_line(1000).unwrap()), "first");
+        assert!(matches!(lines.next_line(1000).unwrap(), Some(Line::TooLong(n)) if n == 100_000));
+        assert_eq!(text(lines.next_line(1000).unwrap()), "third", "the line after the long one is whole");
+        assert!(lines.next_line(1000).unwrap().is_none());
+        let (read, size) = lines.position();
+        assert_eq!(read, size, "the whole file on disk was read");
+        assert_eq!(stamp_of_file(&path).unwrap(), (size, crate::util::fnv1a64(&std::fs::read(&path).unwrap())));
+    }
 
     #[test]
     fn formats_by_name() {

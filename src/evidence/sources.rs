@@ -92,7 +92,36 @@ pub fn parse_sentences(
 ) -> Result<(Vec<CitingSentence>, SourceReport)> {
     match detect_format(path, text)? {
         SentenceFormat::BenchmarkContexts => Ok(from_contexts(path, text, split, year_of)),
-        SentenceFormat::FullText => Ok(from_fulltext(path, text, linker)),
+        SentenceFormat::FullText => Ok(from_fulltext(path, text, 0, linker)),
+    }
+}
+
+/// Whether one line of a JSON Lines file is a full-text paper (S2ORC /
+/// unarXive: a `body_text`), judged as [`detect_format`] judges a file.
+pub fn is_fulltext_line(line: &str) -> bool {
+    matches!(serde_json::from_str::<Value>(line), Ok(Value::Object(m)) if m.contains_key("body_text"))
+}
+
+/// Full-text papers, one per line, that a stream read from line
+/// `first_line` (0-based) of `path` on: their citing sentences (messages
+/// name the file's own line numbers).
+pub fn parse_fulltext(path: &Path, lines: &str, first_line: usize, linker: &Linker) -> (Vec<CitingSentence>, SourceReport) {
+    from_fulltext(path, lines, first_line, linker)
+}
+
+impl SourceReport {
+    /// Adds what another part of the same file held.
+    pub fn absorb(&mut self, other: SourceReport) {
+        self.documents += other.documents;
+        self.sentences += other.sentences;
+        self.cite_spans += other.cite_spans;
+        self.linked += other.linked;
+        for (method, n) in other.linked_by {
+            *self.linked_by.entry(method).or_default() += n;
+        }
+        self.bib_entries += other.bib_entries;
+        self.bib_entries_linked += other.bib_entries_linked;
+        self.problems.extend(other.problems);
     }
 }
 
@@ -214,14 +243,14 @@ fn span_bytes(text: &str, offsets: &CharOffsets, cs: &CiteSpan) -> Option<(usize
     }
 }
 
-fn from_fulltext(path: &Path, text: &str, linker: &Linker) -> (Vec<CitingSentence>, SourceReport) {
+fn from_fulltext(path: &Path, text: &str, first_line: usize, linker: &Linker) -> (Vec<CitingSentence>, SourceReport) {
     let mut report = SourceReport::default();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let at = format!("{}:{}", path.display(), i + 1);
+        let at = format!("{}:{}", path.display(), first_line + i + 1);
         let paper: FullTextPaper = match serde_json::from_str(line) {
             Ok(p) => p,
             Err(e) => {

@@ -159,41 +159,8 @@ pub fn import_inputs(
         let (sentence_files, documents): (Vec<&EvidenceInput>, Vec<&EvidenceInput>) =
             inputs.iter().partition(|i| matches!(i, EvidenceInput::Sentences(_)));
 
-        // JSON Lines: one file at a time, each committed on its own. (The tag
-        // names the way of reading: files imported before sightings kept their
-        // citing paper are read once more, which fills it in.)
-        let tag = match &options.split {
-            Some(s) => format!("split={s};{SIGHTINGS_TAG}"),
-            None => SIGHTINGS_TAG.to_string(),
-        };
-        for input in sentence_files {
-            let file = input.path();
-            let bytes = match read_bytes(file) {
-                Ok(b) => b,
-                Err(e) => {
-                    summary.skipped.push(e.to_string());
-                    continue;
-                }
-            };
-            let stamp = Stamp::of(&bytes);
-            if !options.force && journal.is_done_as(file, &tag, stamp) {
-                summary.files_unchanged += 1;
-                continue;
-            }
-            let (sentences, report) = match read_sentences(file, options.split.as_deref(), &linker, &|id| years.get(lib, id)) {
-                Ok(r) => r,
-                Err(e) => {
-                    summary.skipped.push(e.to_string());
-                    continue;
-                }
-            };
-            let kind = if report.cite_spans > 0 || report.bib_entries > 0 { "fulltext" } else { "contexts" };
-            let source = source_name(file, &tag);
-            commit_sentences(lib, &[(source, kind, sentences)], &years, &mut summary)?;
-            summary.reports.push((file.to_path_buf(), report));
-            journal.mark_done_as(file, &tag, stamp);
-            save_journal(lib, &mut journal)?;
-        }
+        let files = JsonLines { lib, options, linker: &linker, years: &years };
+        files.import(&sentence_files, &mut journal, &mut summary, progress)?;
 
         // Documents: read and linked in parallel, committed batch by batch.
         let total = documents.len();
@@ -257,6 +224,176 @@ pub fn import_inputs(
         summary.seconds = t.elapsed().as_secs_f64();
         Ok(summary)
     })
+}
+
+/// The JSON Lines inputs of an import: benchmark contexts read whole, one
+/// file at a time, each committed on its own; full text as a [`Stream`].
+struct JsonLines<'a> {
+    lib: &'a Library,
+    options: &'a EvidenceOptions,
+    linker: &'a Linker<'a>,
+    years: &'a YearCache,
+}
+
+impl JsonLines<'_> {
+    fn import(
+        &self,
+        inputs: &[&EvidenceInput],
+        journal: &mut Journal,
+        summary: &mut EvidenceImportSummary,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<()> {
+        let (lib, options) = (self.lib, self.options);
+        // JSON Lines: one file at a time, each committed on its own. (The tag
+        // names the way of reading: files imported before sightings kept their
+        // citing paper are read once more, which fills it in.)
+        let tag = match &options.split {
+            Some(s) => format!("split={s};{SIGHTINGS_TAG}"),
+            None => SIGHTINGS_TAG.to_string(),
+        };
+        for input in inputs {
+            let file = input.path();
+            match is_fulltext(file) {
+                Ok(true) => {
+                    let mut on_bytes = |read: u64, size: u64| progress((read >> 20) as usize, (size >> 20).max(1) as usize);
+                    let stream = Stream { lib, file, force: options.force, linker: self.linker, years: self.years };
+                    stream.import(journal, summary, &mut on_bytes)?;
+                    continue;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    summary.skipped.push(e.to_string());
+                    continue;
+                }
+            }
+            let bytes = match read_bytes(file) {
+                Ok(b) => b,
+                Err(e) => {
+                    summary.skipped.push(e.to_string());
+                    continue;
+                }
+            };
+            let stamp = Stamp::of(&bytes);
+            if !options.force && journal.is_done_as(file, &tag, stamp) {
+                summary.files_unchanged += 1;
+                continue;
+            }
+            let (sentences, report) = match read_sentences(file, options.split.as_deref(), self.linker, &|id| self.years.get(lib, id)) {
+                Ok(r) => r,
+                Err(e) => {
+                    summary.skipped.push(e.to_string());
+                    continue;
+                }
+            };
+            let kind = if report.cite_spans > 0 || report.bib_entries > 0 { "fulltext" } else { "contexts" };
+            let source = source_name(file, &tag);
+            commit_sentences(lib, &[(source, kind, sentences)], self.years, summary)?;
+            summary.reports.push((file.to_path_buf(), report));
+            journal.mark_done_as(file, &tag, stamp);
+            save_journal(lib, journal)?;
+        }
+        Ok(())
+    }
+}
+
+/// Lines of full text (one paper each) read and committed at a time: what
+/// a stream holds in memory at once.
+pub const STREAM_BATCH: u64 = 256;
+
+/// The longest line (one paper) a stream reads; a longer one is skipped
+/// with a message.
+pub const STREAM_LINE: u64 = 64 << 20;
+
+/// Journal tag of full text read as a stream (its stamp is of the file's
+/// bytes on disk, not of its text).
+const STREAM_TAG: &str = "stream;citing=1";
+
+/// Whether a JSON Lines file is full text (its first record has a
+/// `body_text`); such a file is read as a [`Stream`], whatever its size.
+fn is_fulltext(file: &Path) -> Result<bool> {
+    let mut lines = crate::corpus::source::LineStream::open(file)?;
+    while let Some(line) = lines.next_line(STREAM_LINE)? {
+        if let crate::corpus::source::Line::Text(t) = line {
+            if !t.trim().is_empty() {
+                return Ok(crate::evidence::sources::is_fulltext_line(&t));
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A full-text file (S2ORC / unarXive, one paper a line) read as a stream:
+/// [`STREAM_BATCH`] lines at a time are parsed, linked and committed, each
+/// batch its own source of citing sentences (`FILE#batch N`), and the
+/// journal records the lines committed, so that memory stays bounded
+/// whatever the file's size and an interrupted import goes on from the last
+/// batch. Spans merge with those other batches and files gave (one span,
+/// its support counted once per citing sentence).
+struct Stream<'a> {
+    lib: &'a Library,
+    file: &'a Path,
+    force: bool,
+    linker: &'a Linker<'a>,
+    years: &'a YearCache,
+}
+
+impl Stream<'_> {
+    fn import(&self, journal: &mut Journal, summary: &mut EvidenceImportSummary, on_bytes: &mut dyn FnMut(u64, u64)) -> Result<()> {
+        use crate::corpus::source::{stamp_of_file, Line, LineStream};
+        let (size, hash) = stamp_of_file(self.file)?;
+        let stamp = Stamp { size, hash };
+        if !self.force && journal.is_done_as(self.file, STREAM_TAG, stamp) {
+            summary.files_unchanged += 1;
+            return Ok(());
+        }
+        let resume = if self.force { 0 } else { journal.lines_done(self.file, STREAM_TAG, stamp) };
+        let mut lines = LineStream::open(self.file)?;
+        let mut report = SourceReport::default();
+        let (mut line_no, mut batch, mut first) = (0u64, String::new(), resume);
+        loop {
+            let line = lines.next_line(STREAM_LINE)?;
+            let end = line.is_none();
+            if let Some(line) = line {
+                line_no += 1;
+                if line_no > resume {
+                    match line {
+                        Line::Text(t) => batch.push_str(&t),
+                        Line::TooLong(n) => report.problems.push(format!(
+                            "{}:{line_no}: a line of more than {} MiB ({n} bytes); skipped",
+                            self.file.display(),
+                            STREAM_LINE >> 20
+                        )),
+                    }
+                    batch.push('\n');
+                }
+            }
+            if (end || line_no % STREAM_BATCH == 0) && line_no > first {
+                let (sentences, part) = crate::evidence::sources::parse_fulltext(self.file, &batch, first as usize, self.linker);
+                report.absorb(part);
+                let source = format!("{}#batch {}", source_name(self.file, STREAM_TAG), first / STREAM_BATCH);
+                let mut sources = vec![(source, "fulltext", sentences)];
+                if first == 0 {
+                    // What the file gave when it was read whole, before streams.
+                    sources.push((source_name(self.file, SIGHTINGS_TAG), "fulltext", Vec::new()));
+                    journal.forget(self.file, SIGHTINGS_TAG);
+                }
+                commit_sentences(self.lib, &sources, self.years, summary)?;
+                journal.mark_lines_done(self.file, STREAM_TAG, stamp, line_no);
+                save_journal(self.lib, journal)?;
+                let (read, size) = lines.position();
+                on_bytes(read, size);
+                batch.clear();
+                first = line_no;
+            }
+            if end {
+                break;
+            }
+        }
+        journal.mark_done_as(self.file, STREAM_TAG, stamp);
+        save_journal(self.lib, journal)?;
+        summary.reports.push((self.file.to_path_buf(), report));
+        Ok(())
+    }
 }
 
 fn kind_name(k: DocKind) -> &'static str {

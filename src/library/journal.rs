@@ -35,6 +35,10 @@ pub struct Journal {
     #[serde(skip)]
     path: PathBuf,
     files: BTreeMap<String, Stamp>,
+    /// Files read part of the way (a stream committed batch by batch): the
+    /// file's stamp and the lines committed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    partial: BTreeMap<String, (Stamp, u64)>,
     /// The index at the last save (none: a journal written before journals
     /// recorded it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,7 +74,19 @@ impl Journal {
     }
 
     pub fn mark_done_as(&mut self, file: &Path, tag: &str, stamp: Stamp) {
+        self.partial.remove(&key(file, tag));
         self.files.insert(key(file, tag), stamp);
+    }
+
+    /// The lines of `file` (read this way, with exactly this content)
+    /// committed so far by an import that stopped part of the way (0: none).
+    pub fn lines_done(&self, file: &Path, tag: &str, stamp: Stamp) -> u64 {
+        self.partial.get(&key(file, tag)).filter(|(s, _)| *s == stamp).map_or(0, |(_, n)| *n)
+    }
+
+    /// Records that the first `lines` of `file` are committed.
+    pub fn mark_lines_done(&mut self, file: &Path, tag: &str, stamp: Stamp, lines: u64) {
+        self.partial.insert(key(file, tag), (stamp, lines));
     }
 
     /// Forgets one file (it is read again when it comes back).
@@ -118,6 +134,7 @@ impl Journal {
     /// Forgets every file (they are read again).
     pub fn discard(&mut self) {
         self.files.clear();
+        self.partial.clear();
         self.index = None;
     }
 

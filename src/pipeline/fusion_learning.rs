@@ -13,11 +13,13 @@
 //! papers best (R@10 and reciprocal rank, averaged) is kept only if it
 //! beats the shipped trust (1) beyond the sentences' own spread (a paired
 //! bootstrap interval above 0); otherwise the shipped fusion stays. Then,
-//! at that trust, the same sentences are answered with and without the
-//! rerank stage: it keeps speaking where the library's evidence opens its
-//! gate only if it beats the fused order there beyond chance (the stage's
-//! signals were learned in the benchmark's field; on ACM-CR dev, with
-//! in-field evidence, it lowered R@10 by 0.012 and nDCG@10 by 0.010).
+//! at that trust, up to 150 of the same sentences are answered with and
+//! without the rerank stage, and it keeps speaking where the library's
+//! evidence opens its gate unless it orders them worse than the fused list
+//! (a choice between two ways, so the better measured one is taken; the
+//! stage's signals were learned in the benchmark's field, and on ACM-CR dev
+//! with in-field evidence it lowered R@10 by 0.012 and nDCG@10 by 0.010,
+//! while on the benchmark's PDFs it lifts them).
 //!
 //! Why: evidence from citing papers on other topics than a draft's pulls
 //! their cited papers up for every query. On ACM-CR dev, with the other
@@ -247,7 +249,7 @@ fn merit(v: &[(f64, f64)]) -> Vec<f64> {
 
 /// The library's sentences answered at `fusion` with the rerank stage and
 /// without it (the whole run, as a draft is answered); the stage is kept
-/// only if it beats the fused order beyond chance. `rec` is left with the
+/// unless it orders them worse than the fused list. `rec` is left with the
 /// shipped fusion and its rerank depth.
 fn check_rerank(
     rec: &mut Recommender,
@@ -283,7 +285,7 @@ fn check_rerank(
     rec.set_fusion(shipped);
     let (reranked, fused) = (reranked?, fused?);
     let gain = paired_bootstrap(&merit(&fused), &merit(&reranked), opts.rounds, opts.level);
-    Ok(RerankCheck { kept: gain.lo > 0.0, sentences: asked.len(), fused: figures(&fused), reranked: figures(&reranked), gain })
+    Ok(RerankCheck { kept: gain.diff >= 0.0, sentences: asked.len(), fused: figures(&fused), reranked: figures(&reranked), gain })
 }
 
 #[cfg(test)]

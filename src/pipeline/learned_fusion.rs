@@ -64,7 +64,7 @@ pub struct LearnedFusion {
 /// The rerank stage tried on the library's own sentences.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RerankCheck {
-    /// Whether it speaks (it beat the fused order beyond chance).
+    /// Whether it speaks (it ordered the sentences no worse than the fused list).
     pub kept: bool,
     /// Sentences answered both ways.
     #[serde(default)]
@@ -82,8 +82,8 @@ impl LearnedFusion {
         self.evidence_trust != 1.0
     }
 
-    /// Whether the rerank stage was found not to beat the fused order here
-    /// (then it does not speak).
+    /// Whether the rerank stage was found to order the library's sentences
+    /// worse than the fused list (then it does not speak).
     pub fn rerank_off(&self) -> bool {
         self.rerank.as_ref().is_some_and(|r| !r.kept)
     }
@@ -122,7 +122,7 @@ impl LearnedFusion {
         match &self.rerank {
             Some(r) => format!(
                 "{trust}; rerank stage {} (on {} of them, R@10 {:.3} → {:.3}, MRR {:.3} → {:.3} over the fused order, gain {:+.3}, interval {:+.3}..{:+.3})",
-                if r.kept { "on" } else { "off: it did not beat the fused order" },
+                if r.kept { "on" } else { "off: it ordered them worse than the fused list" },
                 r.sentences,
                 r.fused.recall10,
                 r.reranked.recall10,

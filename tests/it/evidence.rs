@@ -364,3 +364,79 @@ fn the_citation_channel_finds_a_paper_by_meaning_from_vectors_kept_in_the_librar
     let read = PaperCosines::new(sim.encoder().clone()).cosines(context, &texts, Some(&stored)).unwrap();
     assert!((fresh[0] - read[0]).abs() < 1e-4, "{fresh:?} vs {read:?}");
 }
+
+/// A full-text dump (S2ORC / unarXive, one paper a line) of `copies` of the
+/// ten shortest papers of the real unArXive sample, each copy with ids of
+/// its own; and a library of the papers their bibliographies name by arXiv
+/// id. `None` without the shared data.
+fn fulltext_dump(dir: &std::path::Path, copies: usize) -> Option<(std::path::PathBuf, Library)> {
+    let shared = common::shared_or_fail("the unarXive sample in ../shared")?;
+    let raw = citewise::corpus::source::read_bytes(&shared.join("data/fulltext/unarxive-2022-sample.jsonl.gz")).unwrap();
+    let mut lines: Vec<String> = String::from_utf8(raw).unwrap().lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+    lines.sort_by_key(String::len);
+    lines.truncate(10);
+    let mut papers = std::fs::File::create(dir.join("papers.jsonl")).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let dump = dir.join("dump.jsonl");
+    let mut out = std::fs::File::create(&dump).unwrap();
+    for copy in 0..copies {
+        for line in &lines {
+            let mut p: serde_json::Value = serde_json::from_str(line).unwrap();
+            for entry in p["bib_entries"].as_object().unwrap().values() {
+                let arxiv = entry["ids"]["arxiv_id"].as_str().unwrap_or("");
+                if !arxiv.is_empty() && seen.insert(arxiv.to_string()) {
+                    let title: String = entry["bib_entry_raw"].as_str().unwrap().chars().take(120).collect();
+                    let paper = serde_json::json!({"id": format!("arxiv-{arxiv}"), "title": title, "url": format!("https://arxiv.org/abs/{arxiv}")});
+                    writeln!(papers, "{paper}").unwrap();
+                }
+            }
+            let id = format!("{}-{copy}", p["metadata"]["id"].as_str().unwrap());
+            p["metadata"]["id"] = id.into();
+            writeln!(out, "{p}").unwrap();
+        }
+    }
+    drop(papers);
+    let lib = Library::open_or_create(&dir.join("lib")).unwrap();
+    import(&lib, &[dir.join("papers.jsonl")], ImportOptions::default(), &Quiet).unwrap();
+    Some((dump, lib))
+}
+
+#[test]
+fn a_full_text_dump_is_read_in_batches_and_an_interrupted_import_goes_on_where_it_stopped() {
+    use citewise::library::evidence_import::{import_inputs, EvidenceOptions, STREAM_BATCH};
+    let copies = 30; // 300 papers: two batches
+    assert!(copies * 10 > STREAM_BATCH as usize);
+    let whole_dir = tempfile::tempdir().unwrap();
+    let Some((dump, whole)) = fulltext_dump(whole_dir.path(), copies) else { return };
+    let s = import_evidence(&whole, &[dump], None, false).unwrap();
+    let (_, r) = &s.reports[0];
+    assert_eq!(r.documents, 300);
+    assert!(r.linked > 0 && r.sentences > 0, "{r:?}");
+    let stats = whole.evidence().stats().unwrap();
+    // Each copy's sentences are other citing papers' (their own ids): one
+    // span, its support counted per citing sentence.
+    let support: u32 = whole.evidence().all_records().unwrap().iter().flat_map(|r| r.cited.iter().map(|c| c.support())).sum();
+    assert_eq!(support as usize % copies, 0, "every copy counts once: {support}");
+    assert_eq!(whole.citances().count() as usize, r.sentences);
+
+    // Stopped after the first batch was committed (as a kill would stop it).
+    let dir = tempfile::tempdir().unwrap();
+    let (dump, lib) = fulltext_dump(dir.path(), copies).unwrap();
+    let input = [citewise::evidence::inputs::EvidenceInput::Sentences(dump.clone())];
+    let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        import_inputs(&lib, &input, &EvidenceOptions::default(), &|_, _| panic!("stopped after a batch"))
+    }));
+    assert!(stopped.is_err());
+    let journal: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("lib/evidence-journal.json")).unwrap()).unwrap();
+    let partial = journal["partial"].as_object().unwrap_or_else(|| panic!("{journal}"));
+    assert_eq!(partial.values().next().unwrap()[1], STREAM_BATCH, "the first batch is committed: {journal}");
+    let resumed = import_evidence(&lib, &[dump], None, false).unwrap();
+    let (_, rest) = &resumed.reports[0];
+    assert_eq!(rest.documents, 300 - STREAM_BATCH as usize, "only the papers after the committed batch are read again");
+    assert_eq!(lib.evidence().stats().unwrap().spans, stats.spans);
+    let resumed_support: u32 = lib.evidence().all_records().unwrap().iter().flat_map(|r| r.cited.iter().map(|c| c.support())).sum();
+    assert_eq!(resumed_support, support, "the same evidence as one uninterrupted import");
+    assert_eq!(lib.citances().count(), whole.citances().count());
+    assert!(!std::fs::read_to_string(dir.path().join("lib/evidence-journal.json")).unwrap().contains("\"partial\""));
+}
