@@ -295,15 +295,7 @@ impl Recommender {
         let prepared = self.prepare(query)?;
         let depth = self.settings.prefetch.max(prepared.query.k);
         let mut years = HashMap::new();
-        let fusion = &self.settings.fusion;
-        self.channels
-            .iter()
-            .map(|ch| {
-                let mut output = self.retrieve_citable(ch.as_ref(), &prepared, depth, &mut years)?;
-                output.confidence = fusion.trusted(ch.id(), output.confidence);
-                Ok((ch.id(), output))
-            })
-            .collect()
+        self.channels.iter().map(|ch| Ok((ch.id(), self.retrieve_citable(ch.as_ref(), &prepared, depth, &mut years)?))).collect()
     }
 
     /// The fused list of a prepared query, one entry per work, as deep as
@@ -344,9 +336,7 @@ impl Recommender {
         outputs: &mut [Vec<(ChannelId, ChannelOutput)>],
     ) -> Result<()> {
         for (q, out) in queries.iter().zip(outputs.iter_mut()) {
-            let mut output = self.retrieve_citable(channel, q, depth, years)?;
-            output.confidence = self.settings.fusion.trusted(channel.id(), output.confidence);
-            out.push((channel.id(), output));
+            out.push((channel.id(), self.retrieve_citable(channel, q, depth, years)?));
         }
         Ok(())
     }
@@ -444,7 +434,8 @@ impl Recommender {
         Ok(())
     }
 
-    /// A channel's `depth` best papers that the draft can cite: never its
+    /// A channel's `depth` best papers that the draft can cite (its
+    /// confidence as the fusion reads it): never its
     /// own records (`Query::citing`) and, when it is written in a past year
     /// (`Query::written_in`), none published after that year (papers of
     /// unknown year stay). Such a query is retrieved [`WRITTEN_IN_DEPTH`]
@@ -464,7 +455,7 @@ impl Recommender {
             if !query.citing.is_empty() {
                 output.ranked.retain(|(id, _)| !query.citing.contains(id));
             }
-            return Ok(output);
+            return Ok(self.trusted(channel, output));
         };
         let mut output = channel.retrieve(prepared, depth * WRITTEN_IN_DEPTH)?;
         let unread: Vec<&str> = output.ranked.iter().map(|(id, _)| id.as_str()).filter(|id| !years.contains_key(*id)).collect();
@@ -474,7 +465,15 @@ impl Recommender {
         }
         output.ranked.retain(|(id, _)| !query.citing.contains(id) && years.get(id).copied().flatten().is_none_or(|y| y <= year));
         output.ranked.truncate(depth);
-        Ok(output)
+        Ok(self.trusted(channel, output))
+    }
+
+    /// `output` with its confidence as the fusion reads it
+    /// ([`Fusion::trusted`]: the evidence channel's scaled by the trust the
+    /// library learned).
+    fn trusted(&self, channel: &dyn Channel, mut output: ChannelOutput) -> ChannelOutput {
+        output.confidence = self.settings.fusion.trusted(channel.id(), output.confidence);
+        output
     }
 
     /// Reorders the top K_r candidates by the rerank stage's signals
