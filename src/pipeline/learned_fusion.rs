@@ -176,3 +176,27 @@ pub fn remove(lib: &Library) -> Result<bool> {
         Err(e) => Err(Error::io(&path, e)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_or_a_damaged_file_where_the_learned_fusion_lives_is_the_shipped_fusion() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = Library::open_or_create(dir.path()).unwrap();
+        assert_eq!(read(&lib).unwrap(), None);
+        std::fs::write(path(&lib), "{ not json").unwrap();
+        assert!(matches!(read(&lib), Err(Error::Corrupt { .. })), "a damaged file says so");
+        assert_eq!(fusion_of(&lib), Fusion::default());
+        std::fs::remove_file(path(&lib)).unwrap();
+        let c = std::ffi::CString::new(path(&lib).to_str().unwrap()).unwrap();
+        // SAFETY: a plain system call on a path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Refused without waiting for a writer that never comes.
+        let err = read(&lib).unwrap_err();
+        assert!(err.to_string().contains("not a regular file (a named pipe)"), "{err}");
+        assert_eq!(fusion_of(&lib), Fusion::default());
+    }
+}

@@ -440,3 +440,19 @@ fn a_full_text_dump_is_read_in_batches_and_an_interrupted_import_goes_on_where_i
     assert_eq!(lib.citances().count(), whole.citances().count());
     assert!(!std::fs::read_to_string(dir.path().join("lib/evidence-journal.json")).unwrap().contains("\"partial\""));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_given_as_full_text_is_refused_without_waiting() {
+    use citewise::library::evidence_import::{import_inputs, EvidenceOptions};
+    let (dir, lib) = library_with_fixture();
+    let fifo = dir.path().join("dump.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a plain system call on a path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let input = [citewise::evidence::inputs::EvidenceInput::Sentences(fifo)];
+    let s = import_inputs(&lib, &input, &EvidenceOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(s.skipped.len(), 1, "{s:?}");
+    assert!(s.skipped[0].contains("not a regular file (a named pipe)"), "{}", s.skipped[0]);
+    assert_eq!(lib.evidence().num_spans(), 0);
+}
