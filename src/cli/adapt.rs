@@ -303,13 +303,18 @@ fn run_fusion(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     let lib = Library::open(lib_dir).with_context(|| format!("opening {}", lib_dir.display()))?;
     super::hold_for_writing(&lib)?;
     if a.remove {
-        if crate::pipeline::learned_fusion::remove(&lib)? {
-            println!("removed the learned evidence trust of {}; the shipped fusion is used again", lib_dir.display());
-        } else {
-            println!("{} has no learned evidence trust", lib_dir.display());
+        let had = crate::pipeline::learned_fusion::turn_off(&lib)?;
+        println!(
+            "{} {}; it is not learned again by itself (`citewise adapt --fusion` learns it and turns that on again)",
+            if had { "removed the learned evidence trust of" } else { "no learned evidence trust in" },
+            lib_dir.display()
+        );
+        if had {
+            println!("the shipped fusion is used again");
         }
         return Ok(());
     }
+    crate::pipeline::learned_fusion::turn_on(&lib)?;
     let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
     super::trust::learn(&std::sync::Arc::new(lib), &models)?;
     Ok(())

@@ -175,6 +175,19 @@ pub enum BenchWhat {
         #[arg(long, value_delimiter = ',', default_value = "2500,5000,10000,20000")]
         citations: Vec<usize>,
     },
+    /// F5 answers (through the editor's worker, a pause between them) with
+    /// nothing in the background, then while the library's evidence trust
+    /// is learned in the background: p50 / p95 of each
+    Answers {
+        #[command(flatten)]
+        contexts: TimedContexts,
+        /// Answers timed with nothing in the background
+        #[arg(long, default_value_t = 30)]
+        idle: usize,
+        /// The user's pause between answers, in milliseconds
+        #[arg(long, default_value_t = 2000)]
+        gap_ms: u64,
+    },
     /// Input-to-render latency of the editor while recommendations run in the background
     Keys {
         /// Library to recommend from [default: the --library / default library]
@@ -298,6 +311,7 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
         BenchWhat::Pipeline { contexts: c, rerank_depth, threads } => on_threads(threads, &|| {
             bench_pipeline(c.library.as_deref(), &c.bench, &c.split, c.queries, rerank_depth, models.device_preference())
         })?,
+        BenchWhat::Answers { contexts: c, idle, gap_ms } => bench_answers(c, *idle, *gap_ms, models)?,
         BenchWhat::Keys { library, keys, gap_ms, encode } => {
             let dir = library_dir(library.as_deref())?;
             let lib = std::sync::Arc::new(Library::open(&dir)?);
@@ -324,6 +338,32 @@ pub fn run(a: &BenchArgs, models: &Models) -> Result<()> {
             println!("{out}");
         }
     }
+    Ok(())
+}
+
+/// `bench answers`: F5's answer time idle and while the trust is learned.
+fn bench_answers(c: &TimedContexts, idle: usize, gap_ms: u64, models: &Models) -> Result<()> {
+    let dir = library_dir(c.library.as_deref())?;
+    let lib = std::sync::Arc::new(Library::open(&dir)?);
+    let models = std::sync::Arc::new(Models::on(models.device_preference()).for_library(Some(dir)));
+    let contexts = crate::eval::harness::sample(crate::eval::harness::load_split(&c.bench, &c.split)?, c.queries);
+    let queries: Vec<crate::pipeline::Query> = contexts.iter().map(|c| crate::eval::harness::query_of(c, false)).collect();
+    let gap = std::time::Duration::from_millis(gap_ms);
+    let run = crate::testbed::answer_latency::answer_latency(lib.clone(), models, &queries, idle, gap)?;
+    let stat = |v: &[f64]| {
+        let q = |p| crate::eval::metrics::quantile(v, p);
+        serde_json::json!({"answers": v.len(), "p50_ms": q(0.5), "p95_ms": q(0.95), "max_ms": q(1.0)})
+    };
+    let out = serde_json::json!({
+        "papers": lib.papers().num_papers(),
+        "gap_ms": gap_ms,
+        "idle": stat(&run.idle_ms),
+        "learning": stat(&run.learning_ms),
+        "learning_seconds": run.learning_seconds,
+        "progress_events": run.progress_events,
+        "learned": run.learned,
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
 }
 

@@ -164,9 +164,13 @@ fn print_learned_fusion(lib: Library, models: &Models) {
             };
             println!("          fusion: {}{stale}", learned.describe());
         }
-        Ok(None) if spans > 0 => {
-            println!("          fusion: shipped (`citewise adapt --fusion` learns how far to trust the evidence from its citing sentences)")
+        Ok(None) if crate::pipeline::learned_fusion::is_off(&lib) => {
+            println!("          fusion: shipped; learning it is turned off (`citewise adapt --fusion` learns it and turns it on)")
         }
+        Ok(None) if spans > 0 => println!(
+            "          fusion: shipped (the editor and the language server learn how far to trust the evidence from its citing \
+             sentences in the background; `citewise adapt --fusion` does it now)"
+        ),
         Ok(None) => {}
         Err(e) => println!("          fusion: shipped; the learned one does not read: {e}"),
     }

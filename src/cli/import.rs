@@ -105,7 +105,7 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
             // New citing sentences: what the library's evidence is worth
             // for its own drafts is learned again from them.
             if s.files_unchanged < s.files {
-                super::trust::learn(&std::sync::Arc::new(lib), models)?;
+                super::trust::learn_unless_off(&std::sync::Arc::new(lib), models)?;
             }
         }
         return Ok(());

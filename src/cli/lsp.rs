@@ -32,7 +32,7 @@ pub fn run(library: &std::path::Path, a: &LspArgs, models: Models) -> Result<()>
         stages: (!a.stages.is_empty()).then(|| a.stages.clone()),
         key_style: config.key_style,
         results: config.results,
-        background: config.background_encoding.phases(),
+        background: config.background_phases(),
         grammar: config.grammar(Default::default()),
     };
     crate::lsp::serve_stdio(options)?;

@@ -19,28 +19,24 @@ use crate::pipeline::{Models, Recommender, Settings};
 /// why there was too little to learn from (then the shipped fusion stays).
 pub fn learn(lib: &Arc<Library>, models: &Models) -> Result<Option<LearnedFusion>> {
     let opts = Options::default();
-    let mut rec = Recommender::open(lib.clone(), models, None, Settings::default())?;
     eprintln!(
         "learning how far to trust the evidence from the library's own citing sentences (up to {}, each searched once, \
-         as a draft would be, without its own document's evidence)",
+         as a draft would be, without its own document's evidence; a minute or two on two cores)",
         opts.sentences
     );
     let t = Instant::now();
     let bar = count_bar(0, "searching the library's citing sentences");
-    let outcome = fusion_learning::learn(&mut rec, &opts, &|done, total| {
+    let outcome = fusion_learning::learn_and_keep(lib, models, &|done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
     match outcome {
         Outcome::Learned(learned) => {
-            learned_fusion::save(lib, &learned)?;
             println!("{} ({:.0} s)", learned.describe(), t.elapsed().as_secs_f64());
             Ok(Some(learned))
         }
         Outcome::TooFew { sentences, documents } => {
-            // A trust learned from an earlier, larger evidence set no longer holds.
-            learned_fusion::remove(lib)?;
             println!(
                 "evidence trusted as shipped: {sentences} usable citing sentences from {documents} documents are too few to learn from \
                  (at least {} from {} documents)",
@@ -51,10 +47,23 @@ pub fn learn(lib: &Arc<Library>, models: &Models) -> Result<Option<LearnedFusion
     }
 }
 
+/// After new citing sentences (`import --evidence`): learned unless the
+/// library's learning is turned off (`adapt --fusion --remove`).
+pub fn learn_unless_off(lib: &Arc<Library>, models: &Models) -> Result<()> {
+    if learned_fusion::is_off(lib) {
+        println!("the evidence trust is not learned: it is turned off for this library (`citewise adapt --fusion` learns it)");
+        return Ok(());
+    }
+    learn(lib, models).map(drop)
+}
+
 /// After new vectors: the library's learned trust is learned again if the
 /// channels it was weighed against changed (a library without one keeps the
 /// shipped fusion until its next `import --evidence`).
 pub fn relearn_if_stale(lib: Arc<Library>, models: &Models) -> Result<()> {
+    if learned_fusion::is_off(&lib) {
+        return Ok(());
+    }
     let Some(learned) = learned_fusion::read(&lib)? else { return Ok(()) };
     let rec = Recommender::open(lib.clone(), models, None, Settings::default())?;
     if let Some(why) = fusion_learning::stale(&learned, &rec) {

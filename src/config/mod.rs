@@ -48,7 +48,7 @@ impl BackgroundEncodingSetting {
     pub fn phases(self) -> Vec<crate::pipeline::background::Phase> {
         use crate::pipeline::background::Phase;
         match self {
-            BackgroundEncodingSetting::All => Phase::ALL.to_vec(),
+            BackgroundEncodingSetting::All => Phase::ENCODINGS.to_vec(),
             BackgroundEncodingSetting::Fast => vec![Phase::StandIns, Phase::Dense],
             BackgroundEncodingSetting::Off => Vec::new(),
         }
@@ -80,6 +80,10 @@ pub struct Config {
     pub pdf_viewer: Option<String>,
     /// What the editor encodes in the background (`all`, `fast`, `off`).
     pub background_encoding: BackgroundEncodingSetting,
+    /// Whether the editor and the language server learn the library's
+    /// evidence trust from its citing sentences in the background when it
+    /// is due (after new citing sentences or new vectors).
+    pub background_learning: bool,
     /// Threads for model work (default: one per core but one, which the
     /// editor's and the language server's own loop keep; both of two);
     /// `CITEWISE_THREADS` wins over it.
@@ -99,12 +103,28 @@ impl Default for Config {
             keys: BTreeMap::new(),
             pdf_viewer: None,
             background_encoding: BackgroundEncodingSetting::All,
+            background_learning: true,
             threads: None,
         }
     }
 }
 
 impl Config {
+    /// What the front ends do in the background: the encodings asked for,
+    /// with (if on) the learning of the evidence trust before the slow one
+    /// (the citation encoder's own vectors take hours on a CPU; the
+    /// student's stand-ins already give its channel, so what is learned
+    /// holds once they are replaced).
+    pub fn background_phases(&self) -> Vec<crate::pipeline::background::Phase> {
+        use crate::pipeline::background::Phase;
+        let mut phases = self.background_encoding.phases();
+        if self.background_learning {
+            let at = phases.iter().position(|&p| p == Phase::Citation).unwrap_or(phases.len());
+            phases.insert(at, Phase::Trust);
+        }
+        phases
+    }
+
     /// The configuration a command runs with: the file `given` (`--config`),
     /// else `config.toml` in the configuration directory, else the defaults.
     pub fn of_user(given: Option<&Path>) -> Result<Config> {
@@ -134,6 +154,22 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trust_is_learned_in_the_background_before_the_slow_encoding_unless_turned_off() {
+        use crate::pipeline::background::Phase;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        let with = |text: &str| {
+            std::fs::write(&p, text).unwrap();
+            Config::load(&p).unwrap().background_phases()
+        };
+        assert_eq!(with(""), [Phase::StandIns, Phase::Dense, Phase::Trust, Phase::Citation]);
+        assert_eq!(with("background_encoding = \"fast\"\n"), [Phase::StandIns, Phase::Dense, Phase::Trust]);
+        assert_eq!(with("background_encoding = \"off\"\n"), [Phase::Trust]);
+        assert_eq!(with("background_learning = false\n"), Phase::ENCODINGS);
+        assert!(with("background_encoding = \"off\"\nbackground_learning = false\n").is_empty());
+    }
 
     #[test]
     fn partial_configs_fill_in_defaults_and_errors_name_the_field() {

@@ -35,6 +35,7 @@
 
 pub mod answer;
 pub mod documents;
+pub mod progress;
 pub mod slots;
 pub mod transport;
 
@@ -72,6 +73,7 @@ use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOpt
 use crate::pipeline::channel::EvidenceSnippet;
 use crate::pipeline::{Candidate, Models, Recommendations, Recommender, Stage};
 use crate::runtime::{self, reopen_all, BibliographyOf, CheckRequest, Done, Lane, Runner};
+use progress::WorkProgress;
 
 /// How long a completion waits for the rerank stage before it answers with
 /// the fused list. The fused list is ready in ~30 ms on the benchmark pool
@@ -170,6 +172,7 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     // With every stage, what the library lacks is encoded in the background
     // and the recommender reopened as each channel comes to cover it.
     let encode = stages.is_none() && !background.is_empty();
+    let learns = encode && background.contains(&Phase::Trust);
     let runner = if encode { Runner::spawn_reopening(recommender, reopen_all(&library, &models)) } else { Runner::spawn(recommender) };
     let encoding = encode.then(|| {
         let options = EncodingOptions { phases: background, ..EncodingOptions::default() };
@@ -199,6 +202,10 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         runner,
         encoding,
         encoding_told: None,
+        models: models.clone(),
+        learns,
+        learn_after: false,
+        progress: WorkProgress::for_client(&params["capabilities"]),
         diagnostics,
         diagnosing: HashMap::new(),
         rediagnose: HashSet::new(),
@@ -336,6 +343,14 @@ struct GlobalState {
     encoding: Option<BackgroundEncoding>,
     /// The last progress told (a phase and its tenth).
     encoding_told: Option<(Phase, u64)>,
+    models: Arc<Models>,
+    /// Whether the evidence trust is learned in the background.
+    learns: bool,
+    /// New citing sentences came while the background work ran: once it
+    /// ends, the trust is learned if due.
+    learn_after: bool,
+    /// The background work's progress as the client shows it.
+    progress: WorkProgress,
     /// Where diagnostics are made, off the loop.
     diagnostics: Lane<Url, Diagnose, Diagnosed>,
     /// Each document's diagnostics job in flight (the lane's id).
@@ -441,7 +456,11 @@ impl GlobalState {
             }
             Message::Request(req) => self.request(req),
             Message::Notification(n) => self.notification(n),
-            Message::Response(_) => {}
+            Message::Response(r) => {
+                for m in self.progress.on_response(&r) {
+                    self.send(m);
+                }
+            }
         }
     }
 
@@ -900,6 +919,16 @@ impl GlobalState {
             self.encoding = None;
             return;
         };
+        for m in self.progress.on_event(&event) {
+            self.send(m);
+        }
+        if event == EncodingEvent::Finished {
+            self.encoding = None;
+            if std::mem::take(&mut self.learn_after) {
+                self.learn_trust_if_due();
+            }
+            return;
+        }
         match &event {
             EncodingEvent::Progress { phase, done, total, .. } => {
                 let tenth = if *total == 0 { 10 } else { done * 10 / total };
@@ -913,13 +942,32 @@ impl GlobalState {
                 let by = if *encoded == 0 { "encoded by another front end".to_string() } else { format!("{encoded} papers encoded") };
                 self.log(MessageType::INFO, &format!("{} now cover the library ({by})", phase.label()));
             }
-            EncodingEvent::Skipped { phase, why } => self.log(MessageType::LOG, &format!("{} not encoded: {why}", phase.label())),
+            EncodingEvent::Learned { sentences, line } => {
+                self.runner.reload();
+                self.log(MessageType::INFO, &format!("{line} (learned from {sentences} of the library's citing sentences)"));
+            }
+            EncodingEvent::Skipped { phase, why } => self.log(MessageType::LOG, &format!("{} not done: {why}", phase.label())),
             EncodingEvent::Elsewhere { holder } => {
                 self.log(MessageType::LOG, &format!("the library's vectors are encoded by {holder}; this server takes over if it ends"))
             }
             EncodingEvent::Waiting { .. } => self.log(MessageType::LOG, &event.status().unwrap_or_default()),
-            EncodingEvent::Finished => self.encoding = None,
+            EncodingEvent::Finished => {}
         }
+    }
+
+    /// New citing sentences (a Zotero sync read PDFs): the evidence trust
+    /// is learned in the background if it is due, now or once the
+    /// background work running ends.
+    fn learn_trust_if_due(&mut self) {
+        if !self.learns {
+            return;
+        }
+        if self.encoding.is_some() {
+            self.learn_after = true;
+            return;
+        }
+        let options = EncodingOptions { phases: vec![Phase::Trust], ..EncodingOptions::default() };
+        self.encoding = Some(BackgroundEncoding::spawn(self.library.clone(), self.models.clone(), self.runner.busy_flag(), options));
     }
 
     /// Zotero's changes are in the library: answers use them from the next
@@ -932,6 +980,9 @@ impl GlobalState {
                 self.runner.reload();
                 if let WatchEvent::Synced(summary) = &event {
                     self.log(MessageType::INFO, &summary.line());
+                    if summary.evidence.is_some() {
+                        self.learn_trust_if_due();
+                    }
                 }
                 // Findings of the library as it was.
                 self.found.clear();

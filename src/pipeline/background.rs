@@ -1,9 +1,11 @@
 //! Encoding what the library lacks while a front end runs: the student's
 //! stand-in citation vectors first (minutes), then HAtten's dense vectors,
 //! then the citation encoder's own vectors (slow; they replace the
-//! stand-ins). A low-priority thread pool of its own (one thread per core
-//! but one), pausing whenever the recommender is busy, so typing and
-//! answers never wait for it.
+//! stand-ins); last, the library's evidence trust is learned from its own
+//! citing sentences when it is due ([`fusion_learning::due`]: never learned,
+//! or the evidence or the channels changed since). A low-priority thread
+//! pool of its own (one thread per core but one), pausing whenever the
+//! recommender is busy, so typing and answers never wait for it.
 //! Progress and "this channel now covers the library" come back as
 //! [`EncodingEvent`]s; every store commits as it goes (as `citewise embed`
 //! does), so quitting or a crash loses at most one batch (2,048 papers).
@@ -31,10 +33,14 @@ pub enum Phase {
     Dense,
     /// The citation encoder's own vectors.
     Citation,
+    /// The evidence trust, learned from the library's citing sentences
+    /// (its progress counts sentences searched, not papers).
+    Trust,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 3] = [Phase::StandIns, Phase::Dense, Phase::Citation];
+    /// The encodings, in order.
+    pub const ENCODINGS: [Phase; 3] = [Phase::StandIns, Phase::Dense, Phase::Citation];
 
     /// How the status bar names it.
     pub fn label(self) -> &'static str {
@@ -42,6 +48,15 @@ impl Phase {
             Phase::StandIns => "citation vectors (student)",
             Phase::Dense => "dense vectors",
             Phase::Citation => "citation vectors",
+            Phase::Trust => "evidence trust",
+        }
+    }
+
+    /// What the status bar says it is doing.
+    fn doing(self) -> String {
+        match self {
+            Phase::Trust => "learning the evidence trust".into(),
+            _ => format!("encoding {}", self.label()),
         }
     }
 }
@@ -55,6 +70,10 @@ pub enum EncodingEvent {
     /// recommender to use it). `encoded`: papers it encoded now (0: another
     /// front end encoded them).
     Covered { phase: Phase, encoded: usize },
+    /// The evidence trust was learned (and kept) from `sentences` of the
+    /// library's citing sentences: reload the recommender to rank with it.
+    /// `line`: what was learned, as `doctor` says it.
+    Learned { sentences: usize, line: String },
     /// `phase` could not run (a model that is not installed, a damaged
     /// store); the next phase runs.
     Skipped { phase: Phase, why: String },
@@ -82,12 +101,14 @@ impl EncodingEvent {
                 } else {
                     format!(", {:.0} min left", left / 60.0)
                 };
-                Some(format!("encoding {} {percent}%{eta}", phase.label()))
+                Some(format!("{} {percent}%{eta}", phase.doing()))
             }
             EncodingEvent::Waiting { holder } => Some(format!("waiting: {holder} is writing to the library")),
-            EncodingEvent::Covered { .. } | EncodingEvent::Skipped { .. } | EncodingEvent::Elsewhere { .. } | EncodingEvent::Finished => {
-                None
-            }
+            EncodingEvent::Covered { .. }
+            | EncodingEvent::Learned { .. }
+            | EncodingEvent::Skipped { .. }
+            | EncodingEvent::Elsewhere { .. }
+            | EncodingEvent::Finished => None,
         }
     }
 }
@@ -103,12 +124,21 @@ pub struct EncodingOptions {
     pub phases: Vec<Phase>,
     /// Lower the threads' scheduling priority (nice 19).
     pub low_priority: bool,
+    /// Learn the evidence trust even where it is not due (`bench answers
+    /// --learning` times answers while it runs).
+    pub relearn: bool,
 }
 
 impl Default for EncodingOptions {
     fn default() -> EncodingOptions {
         use crate::neural::parallel::{cores, threads_here};
-        EncodingOptions { threads: threads_here().min(cores() - 1).max(1), phases: Phase::ALL.to_vec(), low_priority: true }
+        EncodingOptions {
+            threads: threads_here().min(cores() - 1).max(1),
+            // As the configuration's defaults have it (`Config::background_phases`).
+            phases: vec![Phase::StandIns, Phase::Dense, Phase::Trust, Phase::Citation],
+            low_priority: true,
+            relearn: false,
+        }
     }
 }
 
@@ -288,7 +318,7 @@ impl Progress<'_> {
 /// `Covered` (the recommender opened again) even where nothing was left to
 /// encode here.
 fn encode_phases(
-    library: &Library,
+    library: &Arc<Library>,
     models: &Models,
     options: &EncodingOptions,
     pace: &Pace,
@@ -299,6 +329,18 @@ fn encode_phases(
     for &phase in &options.phases {
         if pace.stopped() {
             return;
+        }
+        if phase == Phase::Trust {
+            match learn_trust(library, models, options.relearn, pace, tx) {
+                Ok(Some(event)) => {
+                    let _ = tx.send(event);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    let _ = tx.send(EncodingEvent::Skipped { phase, why: e.to_string() });
+                }
+            }
+            continue;
         }
         match run_phase(phase, library, models, pace, tx) {
             Ok(s) if s.embedded > 0 || took_over || others_wrote.load(Ordering::SeqCst) => {
@@ -311,6 +353,46 @@ fn encode_phases(
         }
     }
     let _ = tx.send(EncodingEvent::Finished);
+}
+
+/// Learns the library's evidence trust if it is due (or `relearn`), at the
+/// pace of the encoding: each sentence's search waits while the
+/// recommender answers. `Some(Learned)` when a trust was learned and kept.
+fn learn_trust(
+    library: &Arc<Library>,
+    models: &Models,
+    relearn: bool,
+    pace: &Pace,
+    tx: &Sender<EncodingEvent>,
+) -> Result<Option<EncodingEvent>> {
+    use super::fusion_learning::{due, learn_and_keep, Outcome};
+    use super::learned_fusion;
+    let rec = super::Recommender::open(library.clone(), models, None, super::Settings::default())?;
+    let forced = relearn && !learned_fusion::is_off(library);
+    if !forced && due(&learned_fusion::read(library), &rec).is_none() {
+        return Ok(None);
+    }
+    drop(rec);
+    let progress = Progress {
+        phase: Phase::Trust,
+        total: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        started: Instant::now(),
+        last: Mutex::new(Instant::now()),
+        tx: tx.clone(),
+        pace,
+    };
+    let on_progress = |done: usize, total: usize| {
+        if progress.total.load(Ordering::SeqCst) != total as u64 {
+            progress.start(total as u64);
+        }
+        let before = progress.done.load(Ordering::SeqCst);
+        progress.add((done as u64).saturating_sub(before));
+    };
+    match learn_and_keep(library, models, &on_progress)? {
+        Outcome::Learned(learned) => Ok(Some(EncodingEvent::Learned { sentences: learned.sentences, line: learned.describe() })),
+        Outcome::TooFew { .. } => Ok(None),
+    }
 }
 
 /// Runs one phase (on this thread: its pool parallelises the models).
@@ -336,6 +418,8 @@ fn run_phase(phase: Phase, library: &Library, models: &Models, pace: &Pace, tx: 
         }
         Phase::Dense => embed_library(library, &*models.hatten()?, &on_start, &on_progress),
         Phase::Citation => embed_citation_vectors(library, &*models.citation_encoder()?, threads, &on_start, &on_progress),
+        // Learned, not encoded ([`learn_trust`]).
+        Phase::Trust => Ok(EmbedSummary::default()),
     }
 }
 

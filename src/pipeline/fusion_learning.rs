@@ -29,7 +29,11 @@
 //! library is, only its own documents can say.
 //!
 //! `import --evidence` learns it after new citing sentences, `embed` again
-//! when the channels changed ([`stale`]), `adapt --fusion` by hand.
+//! when the channels changed ([`stale`]), `adapt --fusion` by hand; the
+//! editor and the language server learn it in the background whenever it
+//! is [`due`] (after a Zotero sync read new PDFs, an import with
+//! `--no-embed`, new vectors), unless it is turned off
+//! ([`super::learned_fusion::turn_off`], the `background_learning` setting).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -100,6 +104,57 @@ pub fn stale(learned: &LearnedFusion, rec: &Recommender) -> Option<String> {
     } else {
         None
     }
+}
+
+/// The evidence spans may change by this share of those the trust was
+/// learned with before it is learned again by itself (a PDF more among
+/// dozens does not call for a minute of searching; a new set of documents
+/// does).
+pub const RELEARN_SHARE: f64 = 0.1;
+
+/// Why the library `rec` ranks should learn its trust (again) by itself, if
+/// it should: it never learned one and has evidence, the channels changed,
+/// or its evidence changed by [`RELEARN_SHARE`] or more. `learned`: what it
+/// learned (`Err`: the file does not read, so it is learned again). A
+/// library whose learning is turned off never is.
+pub fn due(learned: &Result<Option<LearnedFusion>>, rec: &Recommender) -> Option<String> {
+    let lib = rec.library();
+    if super::learned_fusion::is_off(lib) {
+        return None;
+    }
+    let spans = lib.evidence().num_spans();
+    match learned {
+        Err(e) => Some(format!("the learned trust does not read ({e})")),
+        Ok(None) if spans > 0 => Some(format!("{spans} evidence spans, no trust learned yet")),
+        Ok(None) => None,
+        Ok(Some(l)) => {
+            let channels = channel_names(rec);
+            let moved = (spans as f64 - l.spans as f64).abs();
+            if l.channels != channels {
+                Some(format!("learned with the channels {}, now {}", l.channels.join("+"), channels.join("+")))
+            } else if moved > 0.0 && moved >= RELEARN_SHARE * l.spans as f64 {
+                Some(format!("learned with {} evidence spans, now {spans}", l.spans))
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// Learns the library's trust with the shipped fusion and keeps it (or,
+/// with too few sentences to learn from, forgets an earlier one: it no
+/// longer holds). What `import --evidence`, `adapt --fusion`, `embed` and
+/// the front ends' background learning run.
+pub fn learn_and_keep(lib: &std::sync::Arc<Library>, models: &super::Models, on_progress: &dyn Fn(usize, usize)) -> Result<Outcome> {
+    let mut rec = Recommender::open(lib.clone(), models, None, super::Settings::default())?;
+    let outcome = learn(&mut rec, &Options::default(), on_progress)?;
+    match &outcome {
+        Outcome::Learned(learned) => super::learned_fusion::save(lib, learned)?,
+        Outcome::TooFew { .. } => {
+            super::learned_fusion::remove(lib)?;
+        }
+    }
+    Ok(outcome)
 }
 
 /// One citing sentence as a query, and the papers it cites.
@@ -407,5 +462,66 @@ mod tests {
         let trusting = Settings { fusion: Fusion { evidence_trust: 0.5, ..Fusion::default() }, ..Settings::default() };
         let mut rec = Recommender::open(lib, &Models::none(), None, trusting).unwrap();
         assert!(learn(&mut rec, &Options::default(), &|_, _| {}).is_err(), "lists read with a learned trust would learn it twice");
+    }
+
+    /// What the background learning reports, until it ends.
+    fn background_events(lib: &Arc<Library>) -> Vec<crate::pipeline::background::EncodingEvent> {
+        use crate::pipeline::background::{BackgroundEncoding, EncodingOptions, Phase};
+        let busy = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let options = EncodingOptions { phases: vec![Phase::Trust], low_priority: false, ..EncodingOptions::default() };
+        let run = BackgroundEncoding::spawn(lib.clone(), Arc::new(Models::none()), busy, options);
+        let mut events = Vec::new();
+        while let Some(e) = run.recv() {
+            let over = e == crate::pipeline::background::EncodingEvent::Finished;
+            events.push(e);
+            if over {
+                break;
+            }
+        }
+        events
+    }
+
+    #[test]
+    fn the_front_ends_learn_the_trust_in_the_background_when_it_is_due_and_only_then() {
+        use crate::pipeline::background::{EncodingEvent, Phase};
+        let dir = tempfile::tempdir().unwrap();
+        let lib = library(dir.path(), |t| (words(t).join(" "), format!("An unrelated report, number {t}")), |t| format!("other:{t}"));
+        let rec = Recommender::open(lib.clone(), &Models::none(), None, Settings::default()).unwrap();
+        assert!(due(&read(&lib), &rec).unwrap().contains("no trust learned yet"));
+        let events = background_events(&lib);
+        assert!(events.iter().any(|e| matches!(e, EncodingEvent::Progress { phase: Phase::Trust, .. })), "{events:?}");
+        let status = events.iter().find_map(EncodingEvent::status).unwrap();
+        assert!(status.starts_with("learning the evidence trust "), "{status}");
+        let kept = read(&lib).unwrap().expect("kept");
+        let line = events.iter().find_map(|e| match e {
+            EncodingEvent::Learned { sentences, line } => Some((*sentences, line.clone())),
+            _ => None,
+        });
+        assert_eq!(line, Some((80, kept.describe())));
+        assert!(kept.adopted(), "{kept:?}");
+        assert_eq!(events.last(), Some(&EncodingEvent::Finished));
+        // Learned and nothing changed since: not due, nothing learned again.
+        assert_eq!(due(&read(&lib), &rec), None);
+        assert!(!background_events(&lib).iter().any(|e| matches!(e, EncodingEvent::Learned { .. } | EncodingEvent::Progress { .. })));
+        // A damaged file is learned again.
+        std::fs::write(crate::pipeline::learned_fusion::path(&lib), "{").unwrap();
+        assert!(due(&read(&lib), &rec).unwrap().contains("does not read"));
+        // Evidence that moved by less than a tenth is not worth a relearning;
+        // by a tenth or more, it is.
+        let mut l = kept.clone();
+        l.spans = lib.evidence().num_spans() + 1;
+        save(&lib, &l).unwrap();
+        assert_eq!(due(&read(&lib), &rec), None);
+        l.spans = lib.evidence().num_spans() * 2;
+        save(&lib, &l).unwrap();
+        assert!(due(&read(&lib), &rec).unwrap().contains("evidence spans, now"));
+        // Turned off: forgotten, and never learned by itself.
+        assert!(crate::pipeline::learned_fusion::turn_off(&lib).unwrap());
+        assert_eq!(read(&lib).unwrap(), None);
+        assert_eq!(due(&read(&lib), &rec), None);
+        assert!(!background_events(&lib).iter().any(|e| matches!(e, EncodingEvent::Learned { .. })));
+        assert_eq!(read(&lib).unwrap(), None);
+        crate::pipeline::learned_fusion::turn_on(&lib).unwrap();
+        assert!(due(&read(&lib), &rec).is_some());
     }
 }

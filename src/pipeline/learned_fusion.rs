@@ -19,6 +19,11 @@ use crate::ranking::Paired;
 /// The file, in the library's evidence root.
 pub const FILE: &str = "learned-fusion.json";
 
+/// Beside it: present while the library's learning is turned off (`adapt
+/// --fusion --remove`): nothing learns its trust by itself until `adapt
+/// --fusion` does by hand.
+pub const OFF_FILE: &str = "learned-fusion.off";
+
 /// The level of the bootstrap interval a learned change must clear (its
 /// lower end above 0).
 pub const LEVEL: f64 = 0.9;
@@ -174,6 +179,32 @@ pub fn remove(lib: &Library) -> Result<bool> {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::io(&path, e)),
+    })
+}
+
+/// Whether the library's learning is turned off ([`OFF_FILE`]).
+pub fn is_off(lib: &Library) -> bool {
+    std::fs::symlink_metadata(lib.evidence_root().join(OFF_FILE)).is_ok()
+}
+
+/// Turns the library's learning off: forgets what it learned (true if it
+/// had learned something), and nothing learns it again by itself.
+pub fn turn_off(lib: &Library) -> Result<bool> {
+    let off = lib.evidence_root().join(OFF_FILE);
+    let had = remove(lib)?;
+    lib.writing().during(|| {
+        crate::util::write_atomic(&off, b"the evidence trust is not learned by itself; `citewise adapt --fusion` learns it\n")
+    })?;
+    Ok(had)
+}
+
+/// Turns the library's learning on again (`adapt --fusion`).
+pub fn turn_on(lib: &Library) -> Result<()> {
+    let off = lib.evidence_root().join(OFF_FILE);
+    lib.writing().during(|| match std::fs::remove_file(&off) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(&off, e)),
     })
 }
 

@@ -1,6 +1,7 @@
-//! What the editor does with background news: the encoding's progress in
-//! the status bar, and the recommender opened again whenever a channel's
-//! vectors cover the library; Zotero's changes synced into the library.
+//! What the editor does with background news: the encoding's (and the
+//! trust learning's) progress in the status bar, and the recommender opened
+//! again whenever a channel's vectors cover the library or a trust was
+//! learned; Zotero's changes synced into the library.
 
 use super::app::App;
 use crate::library::zotero::{WatchEvent, RETRY_AFTER};
@@ -9,8 +10,13 @@ use crate::runtime::Worker;
 
 /// Applies `event` to the app and the worker.
 pub fn apply(event: &EncodingEvent, app: &mut App, worker: &Worker) {
-    if let EncodingEvent::Covered { .. } = event {
-        worker.reload();
+    match event {
+        EncodingEvent::Covered { .. } => worker.reload(),
+        EncodingEvent::Learned { sentences, line } => {
+            worker.reload();
+            app.set_status(format!("{line} (learned from {sentences} of the library's citing sentences)"));
+        }
+        _ => {}
     }
     app.set_encoding(event.status());
 }

@@ -34,9 +34,9 @@ use crate::check::{Bibliography, Checker, SupportCache};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::export::bibfile::entries_of;
-use crate::library::zotero::{Watch, WATCH_EVERY};
+use crate::library::zotero::{Watch, WatchEvent, WATCH_EVERY};
 use crate::library::Library;
-use crate::pipeline::background::{BackgroundEncoding, EncodingOptions};
+use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
 use crate::pipeline::{Models, Recommender};
 use crate::runtime::{reopen_all, Worker, WorkerEvent};
 
@@ -106,7 +106,7 @@ pub fn run(session: Session) -> Result<()> {
         app.set_reranker_device(reranker_device(r.on_gpu, &r.backend));
     }
     let worker = Worker::spawn_reopening(recommender, reopen_all(&library, &models));
-    let phases = config.background_encoding.phases();
+    let phases = config.background_phases();
     let encoding = (!phases.is_empty()).then(|| {
         let options = EncodingOptions { phases, ..EncodingOptions::default() };
         BackgroundEncoding::spawn(library.clone(), models.clone(), worker.busy_flag(), options)
@@ -129,7 +129,10 @@ pub fn run(session: Session) -> Result<()> {
     let mut rt = Runtime {
         worker: &worker,
         exporter: &exporter,
-        encoding: encoding.as_ref(),
+        encoding,
+        learn_after: false,
+        learning: config.background_learning,
+        models: &models,
         zotero: zotero.as_ref(),
         library: &library,
         autosave: &autosave,
@@ -171,8 +174,15 @@ fn warm_evidence_vectors(library: &Arc<Library>, models: &Models) {
 struct Runtime<'a> {
     worker: &'a Worker,
     exporter: &'a Exporter,
-    /// What the library lacks, encoded in the background (none: off).
-    encoding: Option<&'a BackgroundEncoding>,
+    /// What the library lacks, encoded in the background, and its evidence
+    /// trust learned (none: off, or done).
+    encoding: Option<BackgroundEncoding>,
+    /// New citing sentences came while the background work ran: once it
+    /// ends, the trust is learned if due.
+    learn_after: bool,
+    /// Whether the trust is learned in the background (`background_learning`).
+    learning: bool,
+    models: &'a Arc<Models>,
     /// Zotero's changes, synced into the library (none: not from Zotero).
     zotero: Option<&'a Watch>,
     library: &'a Arc<Library>,
@@ -184,6 +194,21 @@ struct Runtime<'a> {
 }
 
 impl Runtime<'_> {
+    /// New citing sentences (a Zotero sync read PDFs): the evidence trust
+    /// is learned in the background if it is due, now or once the
+    /// background work running ends.
+    fn learn_trust_if_due(&mut self) {
+        if !self.learning {
+            return;
+        }
+        if self.encoding.is_some() {
+            self.learn_after = true;
+            return;
+        }
+        let options = EncodingOptions { phases: vec![Phase::Trust], ..EncodingOptions::default() };
+        self.encoding = Some(BackgroundEncoding::spawn(self.library.clone(), self.models.clone(), self.worker.busy_flag(), options));
+    }
+
     fn event_loop(&mut self, terminal: &mut ratatui::DefaultTerminal, app: &mut App, config: &Config) -> Result<()> {
         let mut last_autosave = Instant::now();
         let mut autosaved_text = app.text();
@@ -224,12 +249,24 @@ impl Runtime<'_> {
             while let Some(ev) = self.exporter.try_recv() {
                 self.on_export_event(ev, app);
             }
-            while let Some(ev) = self.encoding.and_then(BackgroundEncoding::try_recv) {
+            let mut finished = false;
+            while let Some(ev) = self.encoding.as_ref().and_then(BackgroundEncoding::try_recv) {
+                finished |= ev == EncodingEvent::Finished;
                 encoding::apply(&ev, app, self.worker);
             }
+            if finished {
+                self.encoding = None;
+                if std::mem::take(&mut self.learn_after) {
+                    self.learn_trust_if_due();
+                }
+            }
             while let Some(ev) = self.zotero.and_then(Watch::try_recv) {
+                let new_sentences = matches!(&ev, WatchEvent::Synced(s) if s.evidence.is_some());
                 encoding::apply_zotero(ev, app, self.worker);
                 app.set_renamed_keys(renamed_keys(self.library, app));
+                if new_sentences {
+                    self.learn_trust_if_due();
+                }
             }
             if app.revision() != revision {
                 revision = app.revision();

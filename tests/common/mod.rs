@@ -137,3 +137,51 @@ pub fn output_and_peak(cmd: &mut std::process::Command) -> (std::process::Output
     };
     (std::process::Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }, peak)
 }
+
+/// ACM-CR dev's citing sentences as a library's documents would supply
+/// them, one citing id per citing paper (as one PDF is one document): the
+/// sentences of 14 of its 21 citing papers (by title, two of every three),
+/// and those of the other 7. JSON lines for `import --evidence`.
+pub fn acm_citing_documents(acm: &Path) -> (String, String) {
+    let raw = citewise::corpus::source::read_bytes(&acm.join("contexts.jsonl.gz")).unwrap();
+    let rows: Vec<serde_json::Value> = String::from_utf8(raw).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let title = |r: &serde_json::Value| r["citing_title"].as_str().unwrap().trim().to_lowercase();
+    let mut titles: Vec<String> = rows.iter().map(title).collect();
+    titles.sort();
+    titles.dedup();
+    assert_eq!(titles.len(), 21);
+    let (mut most, mut others) = (String::new(), String::new());
+    for mut r in rows {
+        let paper = titles.iter().position(|t| *t == title(&r)).unwrap();
+        r["citing_id"] = format!("paper:{paper}").into();
+        let to = if paper % 3 != 0 { &mut most } else { &mut others };
+        to.push_str(&format!("{r}\n"));
+    }
+    (most, others)
+}
+
+/// `dir/lib`: the ACM-CR pool (30,535 papers) with the citing sentences of
+/// 14 of its citing papers as the library's documents, imported by the
+/// binary without vectors and without learning their trust (`--no-embed`),
+/// as a Zotero sync or an `import --evidence --no-embed` leaves a library;
+/// `dir/no-models` is an empty models directory (word channels only).
+pub fn acm_library_with_documents(dir: &Path) -> Option<PathBuf> {
+    let acm = shared_or_fail("ACM-CR dev in ../shared")?.join("data/acm-cr-dev");
+    let (sentences, _) = acm_citing_documents(&acm);
+    std::fs::write(dir.join("sentences.jsonl"), sentences).unwrap();
+    let lib = dir.join("lib");
+    let papers = acm.join("papers.jsonl.gz");
+    for args in [vec!["import", "--no-embed", papers.to_str().unwrap()], vec!["import", "--evidence", "--no-embed", "sentences.jsonl"]] {
+        let o = citewise_command()
+            .arg("--library")
+            .arg(&lib)
+            .args(&args)
+            .current_dir(dir)
+            .env("CITEWISE_MODELS", dir.join("no-models"))
+            .env("CITEWISE_DATA_DIR", dir.join("data"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    Some(lib)
+}

@@ -42,20 +42,7 @@ fn a_library_learns_to_trust_in_field_evidence_of_other_papers_less_and_doctor_s
     let dir = tempfile::tempdir().unwrap();
     let lib = dir.path().join("lib");
     // Two thirds of the citing papers (by title), each one document.
-    let raw = citewise::corpus::source::read_bytes(&acm.join("contexts.jsonl.gz")).unwrap();
-    let rows: Vec<serde_json::Value> = String::from_utf8(raw).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let mut titles: Vec<String> = rows.iter().map(|r| r["citing_title"].as_str().unwrap().trim().to_lowercase()).collect();
-    titles.sort();
-    titles.dedup();
-    assert_eq!(titles.len(), 21);
-    let mut sentences = String::new();
-    for mut r in rows {
-        let paper = titles.iter().position(|t| *t == r["citing_title"].as_str().unwrap().trim().to_lowercase()).unwrap();
-        if paper % 3 != 0 {
-            r["citing_id"] = format!("paper:{paper}").into();
-            sentences.push_str(&format!("{r}\n"));
-        }
-    }
+    let (sentences, others) = common::acm_citing_documents(&acm);
     std::fs::write(dir.path().join("sentences.jsonl"), sentences).unwrap();
     run(&lib, dir.path(), &["import", "--no-embed", acm.join("papers.jsonl.gz").to_str().unwrap()]);
 
@@ -80,10 +67,17 @@ fn a_library_learns_to_trust_in_field_evidence_of_other_papers_less_and_doctor_s
     let removed = stdout(&run(&lib, dir.path(), &["adapt", "--fusion", "--remove"]));
     assert!(removed.contains("removed the learned evidence trust"), "{removed}");
     let doctor = stdout(&run_any(&lib, dir.path(), &["doctor"]));
-    assert!(doctor.contains("fusion: shipped (`citewise adapt --fusion`"), "{doctor}");
+    assert!(doctor.contains("fusion: shipped; learning it is turned off"), "{doctor}");
     let relearned = stdout(&run(&lib, dir.path(), &["adapt", "--fusion"]));
     assert!(
         relearned.contains(&format!("evidence trusted at {}", learned.evidence_trust)),
         "the same sentences teach the same: {relearned}"
     );
+
+    // Turned off, new sentences do not make an import learn it again.
+    run(&lib, dir.path(), &["adapt", "--fusion", "--remove"]);
+    std::fs::write(dir.path().join("others.jsonl"), others).unwrap();
+    let off = stdout(&run(&lib, dir.path(), &["import", "--evidence", "others.jsonl"]));
+    assert!(off.contains("it is turned off for this library") && !off.contains("evidence trusted"), "{off}");
+    assert!(citewise::pipeline::learned_fusion::read(&citewise::library::Library::open(&lib).unwrap()).unwrap().is_none());
 }

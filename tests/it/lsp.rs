@@ -26,9 +26,15 @@ impl Client {
     }
 
     fn start_with(library: &Path, config: &Path, args: &[&str]) -> Client {
+        Client::start_in(library, config, args, &[])
+    }
+
+    /// With `env` set for the server.
+    fn start_in(library: &Path, config: &Path, args: &[&str], env: &[(&str, &Path)]) -> Client {
         let mut child = common::citewise_command()
             .args(["--library", library.to_str().unwrap(), "lsp", "--config", config.to_str().unwrap()])
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -89,13 +95,17 @@ impl Client {
 
     /// The first message (read now or before) that `pick` accepts.
     fn wait_for(&mut self, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
+        self.wait_for_within(what, Duration::from_secs(60), pick)
+    }
+
+    fn wait_for_within(&mut self, what: &str, limit: Duration, pick: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.seen.iter().position(&pick) {
             return self.seen.remove(i);
         }
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let msg = self.incoming.recv_timeout(left).unwrap_or_else(|_| panic!("no {what} within 60 s; seen: {:#?}", self.seen));
+            let msg = self.incoming.recv_timeout(left).unwrap_or_else(|_| panic!("no {what} within {limit:?}; seen: {:#?}", self.seen));
             if pick(&msg) {
                 return msg;
             }
@@ -384,6 +394,40 @@ fn with_every_stage_the_server_encodes_the_library_in_the_background_and_uses_it
     let m = c.wait_for("the request's stages", |m| m["method"] == "citewise/timings" && m["params"]["request"] == json!(2));
     let stages: Vec<&str> = m["params"]["stages"].as_array().unwrap().iter().filter_map(|s| s[0].as_str()).collect();
     assert!(stages.contains(&"citation") && stages.contains(&"hatten"), "{m}");
+}
+
+/// A library whose citing sentences came without their trust learned (as
+/// an `import --evidence --no-embed` or a Zotero sync leaves it): the
+/// server learns it in the background, shows its progress where the client
+/// can (`window/workDoneProgress`) and logs what it learned.
+#[test]
+fn the_server_learns_the_evidence_trust_in_the_background_and_shows_its_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = common::acm_library_with_documents(dir.path()) else { return };
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "background_encoding = \"off\"\n").unwrap();
+    let no_models = dir.path().join("no-models");
+    let mut c = Client::start_in(&lib, &config, &[], &[("CITEWISE_MODELS", &no_models)]);
+    let r = c.call(1, "initialize", json!({"processId": null, "capabilities": {"window": {"workDoneProgress": true}}}));
+    assert!(r.get("error").is_none(), "{r}");
+    c.notify("initialized", json!({}));
+    let create = c.wait_for("a progress token", |m| m["method"] == "window/workDoneProgress/create");
+    let token = create["params"]["token"].clone();
+    c.send(json!({"jsonrpc": "2.0", "id": create["id"], "result": null}));
+    let is = |m: &Value, kind: &str| m["method"] == "$/progress" && m["params"]["token"] == token && m["params"]["value"]["kind"] == kind;
+    let begin = c.wait_for("its begin", |m| is(m, "begin"));
+    assert_eq!(begin["params"]["value"]["title"], "citewise: learning the evidence trust", "{begin}");
+    let end = c.wait_for_within("its end", Duration::from_secs(300), |m| is(m, "end"));
+    let said = end["params"]["value"]["message"].as_str().unwrap().to_string();
+    let learned = citewise::pipeline::learned_fusion::read(&citewise::library::Library::open(&lib).unwrap()).unwrap().expect("kept");
+    assert!(learned.adopted() && learned.documents == 14, "{learned:?}");
+    assert_eq!(said, learned.describe());
+    let log = c.wait_for("the log line", |m| {
+        m["method"] == "window/logMessage" && m["params"]["message"].as_str().unwrap_or_default().starts_with(&said)
+    });
+    let line = log["params"]["message"].as_str().unwrap();
+    assert!(line.ends_with(&format!("(learned from {} of the library's citing sentences)", learned.sentences)), "{log}");
+    c.shutdown();
 }
 
 /// Waits (at most `limit`) for the server to end; its exit code and how

@@ -22,11 +22,16 @@ struct Session {
 
 impl Session {
     fn start(dir: &Path, name: &str, args: &[&str]) -> Session {
+        Session::start_with(dir, name, "", args)
+    }
+
+    /// With `env` (`NAME=value …`) before the command.
+    fn start_with(dir: &Path, name: &str, env: &str, args: &[&str]) -> Session {
         let socket = dir.join(format!("{name}.sock"));
         let home = dir.join("home");
         std::fs::create_dir_all(&home).unwrap();
         let mut cmd = format!(
-            "HOME={h} XDG_DATA_HOME={h}/data XDG_CONFIG_HOME={h}/config CITEWISE_LIBRARY={lib} {bin}",
+            "{env} HOME={h} XDG_DATA_HOME={h}/data XDG_CONFIG_HOME={h}/config CITEWISE_LIBRARY={lib} {bin}",
             h = home.display(),
             lib = dir.join("lib").display(),
             bin = env!("CARGO_BIN_EXE_citewise")
@@ -240,6 +245,55 @@ fn the_editors_background_encoding_resumes_after_kill_9() {
         assert!(t.elapsed() < Duration::from_secs(30), "no citation and hatten stages in the status bar:\n{screen}");
         std::thread::sleep(Duration::from_millis(200));
     }
+    s.keys(&["C-q"]);
+}
+
+/// After an import of citing sentences that did not learn (`--no-embed`),
+/// the editor learns the library's evidence trust in the background: the
+/// status bar shows it, F5 is answered meanwhile, and once it is learned
+/// the editor says what it learned (and reopens its recommender with it). Real in-field data: the ACM-CR
+/// pool with 14 of its citing papers as the library's documents (where the
+/// library learns to trust its evidence less, `tests/it/learned_fusion.rs`).
+#[test]
+fn the_editor_learns_the_evidence_trust_in_the_background_after_an_import() {
+    if !tmux_available() {
+        common::skip_unless_ci("the end-to-end test", "tmux is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = common::acm_library_with_documents(dir.path()) else { return };
+    // Word channels only: the learning does not wait on models.
+    let no_models = dir.path().join("no-models");
+    let learned = || citewise::pipeline::learned_fusion::read(&Library::open(&lib).unwrap()).unwrap();
+    assert_eq!(learned(), None, "the import did not learn");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "background_encoding = \"off\"\n").unwrap();
+    let draft = dir.path().join("draft.md");
+    std::fs::write(&draft, "# Related work\n").unwrap();
+    let env = format!("CITEWISE_MODELS={}", no_models.display());
+    let s = Session::start_with(dir.path(), "learn", &env, &[draft.to_str().unwrap(), "--config", config.to_str().unwrap()]);
+    s.wait_for("learning the evidence trust", 120);
+    s.type_text("Query suggestions mined from search engine logs help users reformulate their queries ");
+    s.keys(&["F5"]);
+    // Answered while the learning goes on: the stage's time in the status
+    // bar, the learning's progress still beside it.
+    let t = Instant::now();
+    loop {
+        let screen = s.screen();
+        let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default().to_string();
+        if status.contains("bm25 ") {
+            assert!(status.contains("learning the evidence trust"), "answered after the learning ended:\n{screen}");
+            assert_eq!(learned(), None);
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no answer while learning:\n{screen}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let screen = s.wait_for("evidence trusted at", 300);
+    let kept = learned().expect("the learned trust is kept");
+    assert!(kept.adopted() && kept.evidence_trust < 1.0 && kept.documents == 14, "{kept:?}");
+    assert!(screen.contains(&format!("evidence trusted at {}", kept.evidence_trust)), "{screen}");
+    assert!(!screen.contains("learning the evidence trust"), "{screen}");
     s.keys(&["C-q"]);
 }
 
