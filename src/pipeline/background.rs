@@ -331,7 +331,7 @@ fn encode_phases(
             return;
         }
         if phase == Phase::Trust {
-            match learn_trust(library, models, options.relearn, pace, tx) {
+            match learn_trust(library, models, options, pace, tx) {
                 Ok(Some(event)) => {
                     let _ = tx.send(event);
                 }
@@ -355,20 +355,23 @@ fn encode_phases(
     let _ = tx.send(EncodingEvent::Finished);
 }
 
-/// Learns the library's evidence trust if it is due (or `relearn`), at the
-/// pace of the encoding: each sentence's search waits while the
-/// recommender answers. `Some(Learned)` when a trust was learned and kept.
+/// Learns the library's evidence trust if it is due (or
+/// `options.relearn`), at the pace of the encoding: each sentence's search
+/// waits while the recommender answers. On one core: its searches run one
+/// after another, and the model work in them on one thread of its own (at
+/// the encoding's priority). `Some(Learned)` when a trust was learned and
+/// kept.
 fn learn_trust(
     library: &Arc<Library>,
     models: &Models,
-    relearn: bool,
+    options: &EncodingOptions,
     pace: &Pace,
     tx: &Sender<EncodingEvent>,
 ) -> Result<Option<EncodingEvent>> {
     use super::fusion_learning::{due, learn_and_keep, Outcome};
     use super::learned_fusion;
     let rec = super::Recommender::open(library.clone(), models, None, super::Settings::default())?;
-    let forced = relearn && !learned_fusion::is_off(library);
+    let forced = options.relearn && !learned_fusion::is_off(library);
     if !forced && due(&learned_fusion::read(library), &rec).is_none() {
         return Ok(None);
     }
@@ -389,7 +392,18 @@ fn learn_trust(
         let before = progress.done.load(Ordering::SeqCst);
         progress.add((done as u64).saturating_sub(before));
     };
-    match learn_and_keep(library, models, &on_progress)? {
+    let learn = || learn_and_keep(library, models, &on_progress);
+    let low = options.low_priority;
+    let one_core = rayon::ThreadPoolBuilder::new().num_threads(1).thread_name(|_| "citewise-learning".into()).start_handler(move |_| {
+        if low {
+            lower_priority();
+        }
+    });
+    let outcome = match one_core.build() {
+        Ok(pool) => pool.install(learn)?,
+        Err(_) => learn()?,
+    };
+    match outcome {
         Outcome::Learned(learned) => Ok(Some(EncodingEvent::Learned { sentences: learned.sentences, line: learned.describe() })),
         Outcome::TooFew { .. } => Ok(None),
     }
