@@ -72,7 +72,7 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     let lib = Library::open_or_create(dir)?;
     super::hold_for_writing(&lib)?;
     if let Some(zotero) = &a.zotero {
-        return import_zotero(&lib, zotero, a, models);
+        return import_zotero(lib, zotero, a, models);
     }
     if a.evidence {
         // The citation wrappers the editor's configuration names count here too.
@@ -129,8 +129,10 @@ pub fn run(dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     Ok(())
 }
 
-/// `import --zotero`: the sync, its summary, then vectors for what is new.
-fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
+/// `import --zotero`: the sync, its summary, then vectors for what is new
+/// and, when PDFs brought or took citing sentences, the evidence trust
+/// learned again (as `import --evidence` does).
+fn import_zotero(lib: Library, dir: &Path, a: &ImportArgs, models: &Models) -> Result<()> {
     let t = Instant::now();
     let dir = if dir.as_os_str().is_empty() {
         let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()).unwrap_or_default();
@@ -145,12 +147,12 @@ fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> 
         ZoteroOptions { collection: a.collection.clone(), force: a.force, no_pdfs: a.no_pdfs, attachment_base: a.attachment_base.clone() };
     let make_key = crate::export::keys::make_key(config.key_style);
     eprintln!("reading Zotero's database in {} (a copy; Zotero's files are never written)", dir.display());
-    let s = crate::library::zotero::sync(lib, &dir, &options, &make_key)?;
+    let s = crate::library::zotero::sync(&lib, &dir, &options, &make_key)?;
     print_zotero_summary(&s, a.all_skips);
     if !a.no_embed {
         let papers = if s.added + s.updated > 0 { super::vectors::Plan::IMPORT } else { super::vectors::Plan::NONE };
         let spans = if s.pdfs_read > 0 { super::vectors::Plan::SPANS } else { super::vectors::Plan::NONE };
-        super::vectors::compute(lib, models, papers.and(spans))?;
+        super::vectors::compute(&lib, models, papers.and(spans))?;
     }
     println!(
         "library {} now holds {} ({:.1} s)",
@@ -158,6 +160,9 @@ fn import_zotero(lib: &Library, dir: &Path, a: &ImportArgs, models: &Models) -> 
         counted(lib.papers().num_papers(), "paper"),
         t.elapsed().as_secs_f64()
     );
+    if !a.no_embed && s.pdfs_read + s.pdfs_removed > 0 {
+        super::trust::learn_unless_off(&std::sync::Arc::new(lib), models)?;
+    }
     Ok(())
 }
 

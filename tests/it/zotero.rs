@@ -142,6 +142,33 @@ fn pdf_library(dir: &Path, shared: &Path, era: Era) -> (PathBuf, ZoteroDb) {
     (data, db)
 }
 
+/// `import --zotero` whose PDFs brought citing sentences goes on to learn
+/// the evidence trust from them, as `import --evidence` does (here one
+/// document: too few, and it says so); an unchanged sync does not.
+#[test]
+fn a_zotero_import_that_read_pdfs_learns_the_evidence_trust() {
+    let Some(shared) = common::shared_or_fail("the ACL PDFs in ../shared") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (data, db) = pdf_library(dir.path(), &shared, Era::Zotero7);
+    drop(db);
+    let lib = dir.path().join("lib");
+    let import = || {
+        let o = common::citewise_command()
+            .args(["--library", lib.to_str().unwrap(), "import", "--zotero"])
+            .arg(&data)
+            .env("CITEWISE_MODELS", dir.path().join("no-models"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (out, err) = import();
+    assert!(err.contains("learning how far to trust the evidence"), "{err}");
+    assert!(out.contains("citing sentences from 1 documents are too few to learn from"), "{out}");
+    let (out, err) = import();
+    assert!(!err.contains("learning how far") && !out.contains("evidence trusted"), "nothing new: {out}{err}");
+}
+
 #[test]
 fn attached_pdfs_are_evidence_of_their_parent_and_leave_with_it() {
     let Some(shared) = common::shared_or_fail("the ACL PDFs in ../shared") else { return };
