@@ -69,7 +69,7 @@ use crate::export::bibfile::{export_keys, Entries};
 use crate::export::keys::KeyStyle;
 use crate::library::zotero::{Watch, WatchEvent, WATCH_EVERY};
 use crate::library::Library;
-use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
+use crate::pipeline::background::{BackgroundWork, EncodingEvent, EncodingOptions, Phase};
 use crate::pipeline::channel::EvidenceSnippet;
 use crate::pipeline::{Candidate, Models, Recommendations, Recommender, Stage};
 use crate::runtime::{self, reopen_all, BibliographyOf, CheckRequest, Done, Lane, Runner};
@@ -172,12 +172,9 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     // With every stage, what the library lacks is encoded in the background
     // and the recommender reopened as each channel comes to cover it.
     let encode = stages.is_none() && !background.is_empty();
-    let learns = encode && background.contains(&Phase::Trust);
     let runner = if encode { Runner::spawn_reopening(recommender, reopen_all(&library, &models)) } else { Runner::spawn(recommender) };
-    let encoding = encode.then(|| {
-        let options = EncodingOptions { phases: background, ..EncodingOptions::default() };
-        BackgroundEncoding::spawn(library.clone(), models.clone(), runner.busy_flag(), options)
-    });
+    let phases = if encode { background } else { Vec::new() };
+    let work = BackgroundWork::start(library.clone(), models, runner.busy_flag(), EncodingOptions { phases, ..EncodingOptions::default() });
     // Diagnostics are made off the loop, each document's at its newest text.
     let diagnostics = {
         let library = library.clone();
@@ -200,11 +197,8 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
         grammar,
         roots,
         runner,
-        encoding,
+        work,
         encoding_told: None,
-        models: models.clone(),
-        learns,
-        learn_after: false,
         progress: WorkProgress::for_client(&params["capabilities"]),
         diagnostics,
         diagnosing: HashMap::new(),
@@ -340,15 +334,10 @@ struct GlobalState {
     /// The workspace folders: the projects of the documents in them.
     roots: Vec<crate::project::Project>,
     runner: Runner<Url>,
-    encoding: Option<BackgroundEncoding>,
+    /// The encodings and the trust learning in the background.
+    work: BackgroundWork,
     /// The last progress told (a phase and its tenth).
     encoding_told: Option<(Phase, u64)>,
-    models: Arc<Models>,
-    /// Whether the evidence trust is learned in the background.
-    learns: bool,
-    /// New citing sentences came while the background work ran: once it
-    /// ends, the trust is learned if due.
-    learn_after: bool,
     /// The background work's progress as the client shows it.
     progress: WorkProgress,
     /// Where diagnostics are made, off the loop.
@@ -421,7 +410,7 @@ impl GlobalState {
 
     fn next_event(&self, client: &Receiver<Message>) -> Event {
         let never = crossbeam_channel::never();
-        let encoding = self.encoding.as_ref().map_or(&never, BackgroundEncoding::events);
+        let encoding = self.work.events().unwrap_or(&never);
         let never_zotero = crossbeam_channel::never();
         let zotero = self.zotero.as_ref().map_or(&never_zotero, Watch::events);
         let due = self.awaited.values().filter_map(Awaited::due).chain(self.check_due.values().copied()).min();
@@ -915,19 +904,10 @@ impl GlobalState {
     /// tenth of a phase, and when a channel covers the library) and has the
     /// recommender reopened when a channel does.
     fn on_encoding(&mut self, event: Option<EncodingEvent>) {
-        let Some(event) = event else {
-            self.encoding = None;
-            return;
-        };
+        self.work.saw(event.as_ref());
+        let Some(event) = event else { return };
         for m in self.progress.on_event(&event) {
             self.send(m);
-        }
-        if event == EncodingEvent::Finished {
-            self.encoding = None;
-            if std::mem::take(&mut self.learn_after) {
-                self.learn_trust_if_due();
-            }
-            return;
         }
         match &event {
             EncodingEvent::Progress { phase, done, total, .. } => {
@@ -955,21 +935,6 @@ impl GlobalState {
         }
     }
 
-    /// New citing sentences (a Zotero sync read PDFs): the evidence trust
-    /// is learned in the background if it is due, now or once the
-    /// background work running ends.
-    fn learn_trust_if_due(&mut self) {
-        if !self.learns {
-            return;
-        }
-        if self.encoding.is_some() {
-            self.learn_after = true;
-            return;
-        }
-        let options = EncodingOptions { phases: vec![Phase::Trust], ..EncodingOptions::default() };
-        self.encoding = Some(BackgroundEncoding::spawn(self.library.clone(), self.models.clone(), self.runner.busy_flag(), options));
-    }
-
     /// Zotero's changes are in the library: answers use them from the next
     /// request on, and diagnostics are published again (a key may now
     /// resolve, or have changed).
@@ -981,7 +946,7 @@ impl GlobalState {
                 if let WatchEvent::Synced(summary) = &event {
                     self.log(MessageType::INFO, &summary.line());
                     if summary.evidence.is_some() {
-                        self.learn_trust_if_due();
+                        self.work.new_sentences();
                     }
                 }
                 // Findings of the library as it was.

@@ -258,6 +258,68 @@ impl Drop for BackgroundEncoding {
     }
 }
 
+/// A front end's background work: what it started with (the encodings and
+/// the trust, [`EncodingOptions::phases`]), then the trust learned again
+/// whenever new citing sentences come while it runs (a Zotero sync that
+/// read PDFs). One run at a time: sentences that come during a run are
+/// learned from once it ends.
+pub struct BackgroundWork {
+    library: Arc<Library>,
+    models: Arc<Models>,
+    busy: Arc<AtomicBool>,
+    /// Whether the trust is learned at all (`background_learning`).
+    learns: bool,
+    running: Option<BackgroundEncoding>,
+    /// New sentences came during the run.
+    learn_after: bool,
+}
+
+impl BackgroundWork {
+    /// Starts `options.phases` (nothing runs if there are none); the work
+    /// pauses while `busy` is set.
+    pub fn start(library: Arc<Library>, models: Arc<Models>, busy: Arc<AtomicBool>, options: EncodingOptions) -> BackgroundWork {
+        let learns = options.phases.contains(&Phase::Trust);
+        let running =
+            (!options.phases.is_empty()).then(|| BackgroundEncoding::spawn(library.clone(), models.clone(), busy.clone(), options));
+        BackgroundWork { library, models, busy, learns, running, learn_after: false }
+    }
+
+    /// The running work's events (none while nothing runs).
+    pub fn events(&self) -> Option<&Receiver<EncodingEvent>> {
+        self.running.as_ref().map(BackgroundEncoding::events)
+    }
+
+    /// A pending event, without waiting.
+    pub fn try_recv(&self) -> Option<EncodingEvent> {
+        self.running.as_ref().and_then(BackgroundEncoding::try_recv)
+    }
+
+    /// The front end saw `event` (`None`: the events ended): a run that
+    /// finished is over, and the learning asked for meanwhile starts.
+    pub fn saw(&mut self, event: Option<&EncodingEvent>) {
+        if matches!(event, None | Some(EncodingEvent::Finished)) {
+            self.running = None;
+            if std::mem::take(&mut self.learn_after) {
+                self.new_sentences();
+            }
+        }
+    }
+
+    /// New citing sentences are in the library: the trust is learned if it
+    /// is due, now or once the running work ends.
+    pub fn new_sentences(&mut self) {
+        if !self.learns {
+            return;
+        }
+        if self.running.is_some() {
+            self.learn_after = true;
+            return;
+        }
+        let options = EncodingOptions { phases: vec![Phase::Trust], ..EncodingOptions::default() };
+        self.running = Some(BackgroundEncoding::spawn(self.library.clone(), self.models.clone(), self.busy.clone(), options));
+    }
+}
+
 /// When the encoding threads may go on.
 struct Pace {
     busy: Arc<AtomicBool>,
@@ -288,7 +350,12 @@ struct Progress<'a> {
     pace: &'a Pace,
 }
 
-impl Progress<'_> {
+impl<'a> Progress<'a> {
+    fn new(phase: Phase, tx: &Sender<EncodingEvent>, pace: &'a Pace) -> Progress<'a> {
+        let now = Instant::now();
+        Progress { phase, total: AtomicU64::new(0), done: AtomicU64::new(0), started: now, last: Mutex::new(now), tx: tx.clone(), pace }
+    }
+
     fn start(&self, total: u64) {
         self.total.store(total, Ordering::SeqCst);
         self.report(true);
@@ -376,15 +443,7 @@ fn learn_trust(
         return Ok(None);
     }
     drop(rec);
-    let progress = Progress {
-        phase: Phase::Trust,
-        total: AtomicU64::new(0),
-        done: AtomicU64::new(0),
-        started: Instant::now(),
-        last: Mutex::new(Instant::now()),
-        tx: tx.clone(),
-        pace,
-    };
+    let progress = Progress::new(Phase::Trust, tx, pace);
     let on_progress = |done: usize, total: usize| {
         if progress.total.load(Ordering::SeqCst) != total as u64 {
             progress.start(total as u64);
@@ -411,15 +470,7 @@ fn learn_trust(
 
 /// Runs one phase (on this thread: its pool parallelises the models).
 fn run_phase(phase: Phase, library: &Library, models: &Models, pace: &Pace, tx: &Sender<EncodingEvent>) -> Result<EmbedSummary> {
-    let progress = Progress {
-        phase,
-        total: AtomicU64::new(0),
-        done: AtomicU64::new(0),
-        started: Instant::now(),
-        last: Mutex::new(Instant::now()),
-        tx: tx.clone(),
-        pace,
-    };
+    let progress = Progress::new(phase, tx, pace);
     let on_start = |n: u64| progress.start(n);
     let on_progress = |k: u64| progress.add(k);
     let threads = 1;

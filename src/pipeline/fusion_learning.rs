@@ -524,4 +524,44 @@ mod tests {
         crate::pipeline::learned_fusion::turn_on(&lib).unwrap();
         assert!(due(&read(&lib), &rec).is_some());
     }
+
+    #[test]
+    fn new_sentences_during_a_run_are_learned_from_once_it_ends_and_at_once_when_idle() {
+        use crate::pipeline::background::{BackgroundWork, EncodingEvent, EncodingOptions, Phase};
+        let dir = tempfile::tempdir().unwrap();
+        let lib = library(dir.path(), |t| (words(t).join(" "), format!("An unrelated report, number {t}")), |t| format!("other:{t}"));
+        let busy = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let options = EncodingOptions { phases: vec![Phase::Trust], low_priority: false, ..EncodingOptions::default() };
+        let mut work = BackgroundWork::start(lib.clone(), Arc::new(Models::none()), busy, options);
+        // Runs one after another until nothing runs: the events of each.
+        let mut runs = |work: &mut BackgroundWork| {
+            let mut runs: Vec<Vec<EncodingEvent>> = Vec::new();
+            while let Some(events) = work.events().cloned() {
+                let mut run = Vec::new();
+                loop {
+                    let e = events.recv().unwrap();
+                    work.saw(Some(&e));
+                    let over = e == EncodingEvent::Finished;
+                    run.push(e);
+                    if over {
+                        break;
+                    }
+                }
+                runs.push(run);
+            }
+            runs
+        };
+        work.new_sentences();
+        let learned = |run: &[EncodingEvent]| run.iter().any(|e| matches!(e, EncodingEvent::Learned { .. }));
+        let first = runs(&mut work);
+        assert_eq!(first.len(), 2, "the sentences that came during the run make a second one: {first:?}");
+        assert!(learned(&first[0]) && !learned(&first[1]), "learned once; the second found it not due: {first:?}");
+        // Idle, with the trust due again: a run starts at once.
+        remove(&lib).unwrap();
+        work.new_sentences();
+        let again = runs(&mut work);
+        assert_eq!(again.len(), 1);
+        assert!(learned(&again[0]), "{again:?}");
+        assert!(read(&lib).unwrap().is_some());
+    }
 }

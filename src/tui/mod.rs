@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::export::bibfile::entries_of;
 use crate::library::zotero::{Watch, WatchEvent, WATCH_EVERY};
 use crate::library::Library;
-use crate::pipeline::background::{BackgroundEncoding, EncodingEvent, EncodingOptions, Phase};
+use crate::pipeline::background::{BackgroundWork, EncodingOptions};
 use crate::pipeline::{Models, Recommender};
 use crate::runtime::{reopen_all, Worker, WorkerEvent};
 
@@ -107,10 +107,12 @@ pub fn run(session: Session) -> Result<()> {
     }
     let worker = Worker::spawn_reopening(recommender, reopen_all(&library, &models));
     let phases = config.background_phases();
-    let encoding = (!phases.is_empty()).then(|| {
-        let options = EncodingOptions { phases, ..EncodingOptions::default() };
-        BackgroundEncoding::spawn(library.clone(), models.clone(), worker.busy_flag(), options)
-    });
+    let work = BackgroundWork::start(
+        library.clone(),
+        models.clone(),
+        worker.busy_flag(),
+        EncodingOptions { phases, ..EncodingOptions::default() },
+    );
     let exporter = Exporter::spawn();
     warm_evidence_vectors(&library, &models);
     // A library imported from Zotero follows Zotero's changes while the editor runs.
@@ -129,10 +131,7 @@ pub fn run(session: Session) -> Result<()> {
     let mut rt = Runtime {
         worker: &worker,
         exporter: &exporter,
-        encoding,
-        learn_after: false,
-        learning: config.background_learning,
-        models: &models,
+        work,
         zotero: zotero.as_ref(),
         library: &library,
         autosave: &autosave,
@@ -175,14 +174,8 @@ struct Runtime<'a> {
     worker: &'a Worker,
     exporter: &'a Exporter,
     /// What the library lacks, encoded in the background, and its evidence
-    /// trust learned (none: off, or done).
-    encoding: Option<BackgroundEncoding>,
-    /// New citing sentences came while the background work ran: once it
-    /// ends, the trust is learned if due.
-    learn_after: bool,
-    /// Whether the trust is learned in the background (`background_learning`).
-    learning: bool,
-    models: &'a Arc<Models>,
+    /// trust learned.
+    work: BackgroundWork,
     /// Zotero's changes, synced into the library (none: not from Zotero).
     zotero: Option<&'a Watch>,
     library: &'a Arc<Library>,
@@ -194,21 +187,6 @@ struct Runtime<'a> {
 }
 
 impl Runtime<'_> {
-    /// New citing sentences (a Zotero sync read PDFs): the evidence trust
-    /// is learned in the background if it is due, now or once the
-    /// background work running ends.
-    fn learn_trust_if_due(&mut self) {
-        if !self.learning {
-            return;
-        }
-        if self.encoding.is_some() {
-            self.learn_after = true;
-            return;
-        }
-        let options = EncodingOptions { phases: vec![Phase::Trust], ..EncodingOptions::default() };
-        self.encoding = Some(BackgroundEncoding::spawn(self.library.clone(), self.models.clone(), self.worker.busy_flag(), options));
-    }
-
     fn event_loop(&mut self, terminal: &mut ratatui::DefaultTerminal, app: &mut App, config: &Config) -> Result<()> {
         let mut last_autosave = Instant::now();
         let mut autosaved_text = app.text();
@@ -249,23 +227,16 @@ impl Runtime<'_> {
             while let Some(ev) = self.exporter.try_recv() {
                 self.on_export_event(ev, app);
             }
-            let mut finished = false;
-            while let Some(ev) = self.encoding.as_ref().and_then(BackgroundEncoding::try_recv) {
-                finished |= ev == EncodingEvent::Finished;
+            while let Some(ev) = self.work.try_recv() {
                 encoding::apply(&ev, app, self.worker);
-            }
-            if finished {
-                self.encoding = None;
-                if std::mem::take(&mut self.learn_after) {
-                    self.learn_trust_if_due();
-                }
+                self.work.saw(Some(&ev));
             }
             while let Some(ev) = self.zotero.and_then(Watch::try_recv) {
                 let new_sentences = matches!(&ev, WatchEvent::Synced(s) if s.evidence.is_some());
                 encoding::apply_zotero(ev, app, self.worker);
                 app.set_renamed_keys(renamed_keys(self.library, app));
                 if new_sentences {
-                    self.learn_trust_if_due();
+                    self.work.new_sentences();
                 }
             }
             if app.revision() != revision {
