@@ -534,7 +534,7 @@ mod tests {
         let options = EncodingOptions { phases: vec![Phase::Trust], low_priority: false, ..EncodingOptions::default() };
         let mut work = BackgroundWork::start(lib.clone(), Arc::new(Models::none()), busy, options);
         // Runs one after another until nothing runs: the events of each.
-        let mut runs = |work: &mut BackgroundWork| {
+        let runs = |work: &mut BackgroundWork| {
             let mut runs: Vec<Vec<EncodingEvent>> = Vec::new();
             while let Some(events) = work.events().cloned() {
                 let mut run = Vec::new();
