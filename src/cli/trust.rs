@@ -26,7 +26,8 @@ pub fn learn(lib: &Arc<Library>, models: &Models) -> Result<Option<LearnedFusion
     );
     let t = Instant::now();
     let bar = count_bar(0, "searching the library's citing sentences");
-    let outcome = fusion_learning::learn_and_keep(lib, models, &|done, total| {
+    let mut rec = Recommender::open(lib.clone(), models, None, Settings::default())?;
+    let outcome = fusion_learning::learn_and_keep(&mut rec, &|done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;

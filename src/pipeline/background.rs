@@ -437,12 +437,11 @@ fn learn_trust(
 ) -> Result<Option<EncodingEvent>> {
     use super::fusion_learning::{due, learn_and_keep, Outcome};
     use super::learned_fusion;
-    let rec = super::Recommender::open(library.clone(), models, None, super::Settings::default())?;
+    let mut rec = super::Recommender::open(library.clone(), models, None, super::Settings::default())?;
     let forced = options.relearn && !learned_fusion::is_off(library);
     if !forced && due(&learned_fusion::read(library), &rec).is_none() {
         return Ok(None);
     }
-    drop(rec);
     let progress = Progress::new(Phase::Trust, tx, pace);
     let on_progress = |done: usize, total: usize| {
         if progress.total.load(Ordering::SeqCst) != total as u64 {
@@ -451,7 +450,7 @@ fn learn_trust(
         let before = progress.done.load(Ordering::SeqCst);
         progress.add((done as u64).saturating_sub(before));
     };
-    let learn = || learn_and_keep(library, models, &on_progress);
+    let mut learn = || learn_and_keep(&mut rec, &on_progress);
     let low = options.low_priority;
     let one_core = rayon::ThreadPoolBuilder::new().num_threads(1).thread_name(|_| "citewise-learning".into()).start_handler(move |_| {
         if low {

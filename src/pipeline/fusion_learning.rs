@@ -128,30 +128,24 @@ pub fn due(learned: &Result<Option<LearnedFusion>>, rec: &Recommender) -> Option
         Ok(None) if spans > 0 => Some(format!("{spans} evidence spans, no trust learned yet")),
         Ok(None) => None,
         Ok(Some(l)) => {
-            let channels = channel_names(rec);
+            // A small change of the evidence alone is not worth a relearning.
             let moved = (spans as f64 - l.spans as f64).abs();
-            if l.channels != channels {
-                Some(format!("learned with the channels {}, now {}", l.channels.join("+"), channels.join("+")))
-            } else if moved > 0.0 && moved >= RELEARN_SHARE * l.spans as f64 {
-                Some(format!("learned with {} evidence spans, now {spans}", l.spans))
-            } else {
-                None
-            }
+            let small = moved < RELEARN_SHARE * l.spans as f64 && l.channels == channel_names(rec);
+            stale(l, rec).filter(|_| !small)
         }
     }
 }
 
-/// Learns the library's trust with the shipped fusion and keeps it (or,
-/// with too few sentences to learn from, forgets an earlier one: it no
-/// longer holds). What `import --evidence`, `adapt --fusion`, `embed` and
-/// the front ends' background learning run.
-pub fn learn_and_keep(lib: &std::sync::Arc<Library>, models: &super::Models, on_progress: &dyn Fn(usize, usize)) -> Result<Outcome> {
-    let mut rec = Recommender::open(lib.clone(), models, None, super::Settings::default())?;
-    let outcome = learn(&mut rec, &Options::default(), on_progress)?;
+/// Learns the library's trust with `rec` (opened with the shipped fusion)
+/// and keeps it (or, with too few sentences to learn from, forgets an
+/// earlier one: it no longer holds). What `import --evidence`, `adapt
+/// --fusion`, `embed` and the front ends' background learning run.
+pub fn learn_and_keep(rec: &mut Recommender, on_progress: &dyn Fn(usize, usize)) -> Result<Outcome> {
+    let outcome = learn(rec, &Options::default(), on_progress)?;
     match &outcome {
-        Outcome::Learned(learned) => super::learned_fusion::save(lib, learned)?,
+        Outcome::Learned(learned) => super::learned_fusion::save(rec.library(), learned)?,
         Outcome::TooFew { .. } => {
-            super::learned_fusion::remove(lib)?;
+            super::learned_fusion::remove(rec.library())?;
         }
     }
     Ok(outcome)

@@ -230,4 +230,21 @@ mod tests {
         assert!(err.to_string().contains("not a regular file (a named pipe)"), "{err}");
         assert_eq!(fusion_of(&lib), Fusion::default());
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_off_marker_is_never_read_a_named_pipe_there_only_turns_learning_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = Library::open_or_create(dir.path()).unwrap();
+        assert!(!is_off(&lib));
+        let off = lib.evidence_root().join(OFF_FILE);
+        let c = std::ffi::CString::new(off.to_str().unwrap()).unwrap();
+        // SAFETY: a plain system call on a path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(is_off(&lib), "seen without opening it (no writer ever comes)");
+        turn_on(&lib).unwrap();
+        assert!(!is_off(&lib) && std::fs::symlink_metadata(&off).is_err());
+        assert!(!turn_off(&lib).unwrap(), "nothing learned to forget");
+        assert!(std::fs::metadata(&off).unwrap().is_file());
+    }
 }
