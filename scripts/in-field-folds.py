@@ -21,6 +21,17 @@ fold's own contexts are then evaluated, in these arms:
 Without in-field evidence the rerank stage is gated off in a field the
 evidence does not speak of, so `none` is both fused and pipeline there.
 
+With `--check`, the same folds measure `citewise check`'s support score
+instead (`eval --check`: each context's true citation against a random
+library paper and a hard swap from the fused top 20), in two arms: `none`
+(the pool, shipped fusion, the shipped threshold) and `learned` (+ the
+other folds' sentences, the trust and the flag threshold the library learned
+from them, `check::calibration`); the table also shows the learned arm's
+items under the shipped threshold, so that what the threshold does is
+apart from what the evidence does.
+
+    scripts/in-field-folds.py --check --pool /tmp/acmpool --out /tmp/folds
+
 It reads what the binary writes (`citewise eval --json`: each context's
 scores) and replays nothing. The tables give per fold and pooled over folds
 R@10, MRR and nDCG@10, each arm's difference from `none` with a paired
@@ -115,6 +126,70 @@ def evaluate(binary, bench, pool, out, evidence, extra, reuse=False):
     return {c["id"]: c for c in report["contexts"]}, seconds
 
 
+def evaluate_check(binary, bench, pool, out, evidence, extra, reuse=False):
+    if not (reuse and os.path.exists(out)):
+        cmd = [binary, "eval", "--bench", bench, "--pool", pool, "--as-encoded", "--check", "--json", out, *extra]
+        cmd += ["--evidence", evidence] if evidence else ["--shipped-fusion"]
+        print("$", " ".join(cmd), file=sys.stderr, flush=True)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(out, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def auc(pos, neg):
+    """ROC-AUC, ties half (as eval::support_auc::auc)."""
+    if not pos or not neg:
+        return float("nan")
+    neg = sorted(neg)
+    import bisect
+    wins = sum(bisect.bisect_left(neg, p) + 0.5 * (bisect.bisect_right(neg, p) - bisect.bisect_left(neg, p)) for p in pos)
+    return wins / (len(pos) * len(neg))
+
+
+def check_row(items, threshold_of):
+    """AUCs and shares flagged; `threshold_of(item)`: its threshold."""
+    by = lambda v: [i for i in items if i["variant"] == v]
+    t, r, h = by("true"), by("random"), by("hard")
+    score = lambda xs: [i["score"] for i in xs]
+    flagged = lambda xs: sum(i["score"] < threshold_of(i) for i in xs) / max(1, len(xs))
+    return (f"{auc(score(t), score(r)):.3f} | {auc(score(t), score(h)):.3f} | {100 * flagged(t):.1f} % | "
+            f"{100 * flagged(r):.1f} % | {100 * flagged(h):.1f} %")
+
+
+def check_folds(a, folds, prepare):
+    """`--check`: the support score per fold and pooled, none against learned."""
+    runs, learned = {}, {}
+    for i, own in enumerate(folds):
+        d, fold_bench, evidence = prepare(i, own)
+        runs[(i, "none")] = evaluate_check(a.binary, fold_bench, a.pool, os.path.join(d, "check-none.json"), None, a.eval_arg, a.reuse)
+        runs[(i, "learned")] = evaluate_check(a.binary, fold_bench, a.pool, os.path.join(d, "check-learned.json"), evidence, a.eval_arg, a.reuse)
+        path = os.path.join(evidence_set(a.pool, [evidence]), "learned-support.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                learned[i] = json.load(f)
+    shipped = next((l["shipped_threshold"] for l in learned.values()), None)
+    # An item scored by the full model (the cross-encoder ran) is flagged
+    # under the full model's threshold; the word channels' score flags nothing.
+    under = lambda t: (lambda item: t if item["signals"].get("cross_encoder") is not None else 0.0)
+    print("\n| fold | arm | contexts | AUC true vs random | AUC true vs hard | true flagged | random flagged | hard flagged |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, fold_ids in [*((str(i), [i]) for i in range(len(folds))), ("pooled", list(range(len(folds))))]:
+        for arm in ("none", "learned"):
+            n = sum(runs[(i, arm)]["contexts"] for i in fold_ids)
+            # Each item with the threshold its fold's library flags under.
+            items = [dict(it, threshold=runs[(i, arm)].get("learned_threshold") or shipped) for i in fold_ids for it in runs[(i, arm)]["items"]]
+            if arm == "learned" and shipped is not None:
+                print(f"| {name} | in-field evidence, shipped threshold | {n} | {check_row(items, under(shipped))} |")
+            label = "none (shipped)" if arm == "none" else "in-field evidence, learned threshold"
+            print(f"| {name} | {label} | {n} | {check_row(items, lambda it: under(it['threshold'] or 0.0)(it))} |")
+    if learned:
+        print("\n| fold | threshold learned | shipped | sentences | documents | own sentences under the shipped | under the learned |")
+        print("|---|---|---|---|---|---|---|")
+        for i, l in sorted(learned.items()):
+            print(f"| {i} | {l['threshold']:.3f} | {l['shipped_threshold']:.3f} | {l['sentences']} | {l['documents']} | "
+                  f"{100 * l['flagged_shipped']:.1f} % | {100 * l['flagged']:.1f} % |")
+
+
 def bootstrap(a, b, rounds=2000, level=0.95, seed=0x5EED):
     """Mean of b − a and its paired bootstrap interval (as ranking::paired_bootstrap)."""
     d = [y - x for x, y in zip(a, b)]
@@ -150,6 +225,7 @@ def main():
     ap.add_argument("--binary", default=os.path.join(here, "..", "target", "release", "citewise"))
     ap.add_argument("--eval-arg", action="append", default=[], help="passed on to every eval (repeat)")
     ap.add_argument("--reuse", action="store_true", help="read an arm's report where --out has it instead of running it again")
+    ap.add_argument("--check", action="store_true", help="measure check's support score (none against learned) instead")
     a = ap.parse_args()
     arms = [x for x in a.arms.split(",") if x]
     if arms[0] != "none" or any(x not in ARMS for x in arms):
@@ -164,10 +240,10 @@ def main():
         if c.get("split") != "train" and (a.split is None or c.get("split") == a.split) and (a.source is None or c["source"] == a.source)
     ]
     folds, fold_of = folds_of(contexts, a.folds, a.seed)
-    scores = collections.defaultdict(dict)  # (fold, arm) -> id -> scores
-    seconds = collections.defaultdict(float)  # arm -> wall seconds, all folds
-    trust = {}
-    for i, own in enumerate(folds):
+    a.pool = pool
+
+    def prepare(i, own):
+        """The fold's directory, its benchmark (its contexts as `test`) and the other folds' sentences."""
         d = os.path.join(os.path.abspath(a.out), f"fold{i}")
         evaluated = own if a.limit is None or len(own) <= a.limit else random.Random(a.seed + i).sample(own, a.limit)
         fold_bench = os.path.join(d, "bench")
@@ -184,6 +260,16 @@ def main():
         n_papers = sum(1 for f in fold_of.values() if f == i)
         print(f"fold {i}: {n_papers} citing papers, {len(evaluated)} of {len(own)} contexts evaluated; in-field evidence: {len(others)} contexts",
               file=sys.stderr)
+        return d, fold_bench, evidence
+
+    if a.check:
+        check_folds(a, folds, prepare)
+        return
+    scores = collections.defaultdict(dict)  # (fold, arm) -> id -> scores
+    seconds = collections.defaultdict(float)  # arm -> wall seconds, all folds
+    trust = {}
+    for i, own in enumerate(folds):
+        d, fold_bench, evidence = prepare(i, own)
         for arm in arms:
             extra = list(a.eval_arg)
             if arm in ("none", "evidence", "evidence-fused"):

@@ -22,6 +22,7 @@
 //! [`crate::limits::CHECK_CITATIONS`] citations are checked; the rest, and
 //! every citation whose keys could not be read, are said in the notices.
 
+pub mod calibration;
 pub mod citing;
 pub mod finding;
 pub mod records;
@@ -527,7 +528,7 @@ fn score_sentences(
     notices: &mut Vec<String>,
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<Vec<Option<(Arc<Scored>, Vec<String>)>>>> {
-    let scorer = Scorer::new(rec);
+    let scorer = crate::check::calibration::scorer(rec);
     let id_of = |key: &str| resolved.get(key).and_then(|r| r.record.as_ref()).map(|p| p.id.clone());
     let mut wanted = std::collections::HashSet::new();
     let mut out = Vec::with_capacity(draft.sentences.len());

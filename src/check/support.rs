@@ -110,6 +110,17 @@ pub fn model_for(s: &Signals) -> &'static SupportModel {
     }
 }
 
+/// The score under which a pair with signals `s` is flagged weak: the
+/// library's learned threshold for [`MODEL`]'s scores (`learned`, from
+/// [`super::calibration`]), else the threshold of the model that fits.
+pub fn flag_threshold(s: &Signals, learned: Option<f32>) -> f32 {
+    let model = model_for(s);
+    match learned {
+        Some(t) if *model == MODEL => t,
+        _ => model.threshold,
+    }
+}
+
 /// A paper's support for a sentence.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Support {
@@ -132,6 +143,9 @@ pub struct Scored {
     /// evidence), as the pipeline prepared them.
     pub terms: Vec<String>,
     pub span_terms: Vec<String>,
+    /// The threshold the library learned for [`MODEL`]'s scores
+    /// ([`super::calibration`]; none: the shipped one).
+    pub learned_threshold: Option<f32>,
 }
 
 impl Scored {
@@ -141,9 +155,8 @@ impl Scored {
     pub fn support(&self, id: &str, excluded: &[String]) -> Option<Support> {
         let own = self.signals.get(id)?;
         let others: Vec<Signals> = self.alternatives(id, excluded).iter().filter_map(|a| self.signals.get(*a).copied()).collect();
-        let model = model_for(own);
-        let score = model.score(&features(own, &others));
-        Some(Support { score, weak: score < model.threshold, signals: *own })
+        let score = model_for(own).score(&features(own, &others));
+        Some(Support { score, weak: score < flag_threshold(own, self.learned_threshold), signals: *own })
     }
 
     /// The best [`ALTERNATIVES`] papers for the sentence other than `id`
@@ -166,14 +179,29 @@ pub enum Alternatives {
     AnyOther,
 }
 
-/// Scores papers for sentences with a recommender's stages.
+/// Scores papers for sentences with a recommender's stages, and flags them
+/// under a threshold (the shipped one, or the one its library learned).
 pub struct Scorer<'a> {
     rec: &'a Recommender,
+    learned_threshold: Option<f32>,
 }
 
 impl<'a> Scorer<'a> {
+    /// A scorer that flags under the shipped thresholds
+    /// ([`super::calibration::scorer`] flags under the library's).
     pub fn new(rec: &'a Recommender) -> Scorer<'a> {
-        Scorer { rec }
+        Scorer { rec, learned_threshold: None }
+    }
+
+    /// The same, flagging [`MODEL`]'s scores under `learned` (none: the
+    /// shipped threshold).
+    pub fn flagging_under(self, learned: Option<f32>) -> Scorer<'a> {
+        Scorer { learned_threshold: learned, ..self }
+    }
+
+    /// The threshold the library learned for [`MODEL`]'s scores, if any.
+    pub fn learned_threshold(&self) -> Option<f32> {
+        self.learned_threshold
     }
 
     /// The signals of `ids` (library ids: the papers a sentence cites) and
@@ -212,7 +240,15 @@ impl<'a> Scorer<'a> {
             signals.insert(id.clone(), Signals { rank: at.map(|i| i + 1), bm25_rank: bm25, ..Signals::default() });
         }
         self.model_signals(prepared, &members, &mut signals)?;
-        Ok(Scored { fused, top, works, signals, terms: prepared.terms.clone(), span_terms: prepared.span_terms.clone() })
+        Ok(Scored {
+            fused,
+            top,
+            works,
+            signals,
+            terms: prepared.terms.clone(),
+            span_terms: prepared.span_terms.clone(),
+            learned_threshold: self.learned_threshold,
+        })
     }
 
     /// The cross-encoder's, the citation encoder's and cited-for's signals

@@ -312,6 +312,9 @@ fn run_fusion(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         if had {
             println!("the shipped fusion is used again");
         }
+        if crate::check::calibration::remove(&lib)? {
+            println!("removed the flag `check` learned from the library's citations: it flags as shipped again");
+        }
         return Ok(());
     }
     crate::pipeline::learned_fusion::turn_on(&lib)?;

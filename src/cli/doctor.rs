@@ -136,6 +136,7 @@ fn print_library(library: &Path, report: &health::Report, models: &Models) -> Re
                 None if !stand_ins.is_empty() => println!("          citation channel: 0 of {papers} papers encoded{stand_ins}"),
                 None => println!("          citation channel: off (`citewise embed` encodes the papers)"),
             }
+            print_learned_flag(&lib);
             print_learned_fusion(lib, models);
         }
         Err(_) if !report.problems.is_empty() => println!("library   {} (does not open; see below)", library.display()),
@@ -149,6 +150,16 @@ fn print_library(library: &Path, report: &health::Report, models: &Models) -> Re
         Err(e) => println!("library   {e}"),
     }
     Ok(())
+}
+
+/// Where `check` flags a citation, learned from the library's citing
+/// sentences.
+fn print_learned_flag(lib: &Library) {
+    match crate::check::calibration::read(lib) {
+        Ok(Some(learned)) => println!("          {}", learned.describe()),
+        Ok(None) => {}
+        Err(e) => println!("          check flags support as shipped; the learned flag does not read: {e}"),
+    }
 }
 
 /// The evidence trust the library learned from its citing sentences, what

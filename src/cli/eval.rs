@@ -181,6 +181,8 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
     // documents would (`citewise import --evidence`).
     if !a.evidence.is_empty() && !a.shipped_fusion && learned_fusion::read(&lib)?.is_none() {
         super::trust::learn(&lib, models)?;
+    } else if a.check && !a.evidence.is_empty() && !a.shipped_fusion && crate::check::calibration::read(&lib)?.is_none() {
+        super::trust::learn_flag(&lib, models)?;
     }
     let fusion = if a.shipped_fusion { Fusion::default() } else { learned_fusion::fusion_of(&lib) };
     if fusion.evidence_trust != 1.0 {
@@ -280,7 +282,7 @@ fn check_table(split: &str, r: &crate::eval::support_auc::CheckEval) -> String {
         100.0 * r.flagged_true,
         100.0 * r.flagged_random,
         100.0 * r.flagged_hard
-    )
+    ) + &r.learned_threshold.map_or(String::new(), |t| format!("flagged under {t:.3}, the threshold the library learned\n"))
 }
 
 /// `eval --fit-support`: fits the full and the word-channel models on the
@@ -306,7 +308,7 @@ fn fit_support(files: &[PathBuf], shown: &[PathBuf]) -> Result<()> {
     let show = |name: &str, model: &SupportModel, runs: &[(String, CheckEval)]| {
         for (file, run) in runs {
             let items: Vec<CheckItem> = run.items.iter().cloned().map(|i| i.rescored(Some(model))).collect();
-            let r = summarise(run.contexts, items, Some(model.threshold));
+            let r = summarise(run.contexts, items, Some(model.threshold), None);
             print!("{name} model on {file}: {}", check_table("", &r));
         }
     };

@@ -10,7 +10,7 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use super::harness::query_at;
-use crate::check::support::{features, model_for, Alternatives, Scorer, Signals, SupportModel, FEATURES, SUPPORT_DEPTH};
+use crate::check::support::{features, flag_threshold, model_for, Alternatives, Signals, SupportModel, FEATURES, SUPPORT_DEPTH};
 use crate::corpus::benchmark::CitationContext;
 use crate::error::Result;
 use crate::pipeline::Recommender;
@@ -57,12 +57,16 @@ pub struct CheckEval {
     pub flagged_true: f64,
     pub flagged_random: f64,
     pub flagged_hard: f64,
+    /// The threshold the library learned for the full model's scores
+    /// (`check::calibration`; none: the shipped ones).
+    #[serde(default)]
+    pub learned_threshold: Option<f32>,
     pub items: Vec<CheckItem>,
 }
 
 /// Scores every context's true citation and its two swaps.
 pub fn evaluate_check(rec: &Recommender, contexts: &[CitationContext], library_ids: &[String], on_done: &dyn Fn()) -> Result<CheckEval> {
-    let scorer = Scorer::new(rec);
+    let scorer = crate::check::calibration::scorer(rec);
     let papers = rec.library().papers();
     let mut rng = rand::rngs::StdRng::seed_from_u64(0xc4ec);
     let mut items = Vec::new();
@@ -97,16 +101,17 @@ pub fn evaluate_check(rec: &Recommender, contexts: &[CitationContext], library_i
             });
         }
     }
-    Ok(summarise(counted, items, None))
+    Ok(summarise(counted, items, None, scorer.learned_threshold()))
 }
 
 /// AUCs and flagged shares of scored items, flagged under `threshold`
-/// (none: the threshold of the model that fits each item's signals).
-pub fn summarise(contexts: usize, items: Vec<CheckItem>, threshold: Option<f32>) -> CheckEval {
+/// (none: the threshold of the model that fits each item's signals, or
+/// `learned`, the library's, for the full model's).
+pub fn summarise(contexts: usize, items: Vec<CheckItem>, threshold: Option<f32>, learned: Option<f32>) -> CheckEval {
     let scores = |v: &str| items.iter().filter(|i| i.variant == v).map(|i| i.score).collect::<Vec<f32>>();
     let flagged = |v: &str| {
         let of: Vec<&CheckItem> = items.iter().filter(|i| i.variant == v).collect();
-        let below = |i: &&&CheckItem| i.score < threshold.unwrap_or_else(|| model_for(&i.signals).threshold);
+        let below = |i: &&&CheckItem| i.score < threshold.unwrap_or_else(|| flag_threshold(&i.signals, learned));
         of.iter().filter(below).count() as f64 / of.len().max(1) as f64
     };
     let (t, r, h) = (scores("true"), scores("random"), scores("hard"));
@@ -117,6 +122,7 @@ pub fn summarise(contexts: usize, items: Vec<CheckItem>, threshold: Option<f32>)
         flagged_true: flagged("true"),
         flagged_random: flagged("random"),
         flagged_hard: flagged("hard"),
+        learned_threshold: learned,
         items,
     }
 }

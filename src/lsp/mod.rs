@@ -174,7 +174,12 @@ pub fn serve(connection: Connection, options: Options) -> Result<()> {
     let encode = stages.is_none() && !background.is_empty();
     let runner = if encode { Runner::spawn_reopening(recommender, reopen_all(&library, &models)) } else { Runner::spawn(recommender) };
     let phases = if encode { background } else { Vec::new() };
-    let work = BackgroundWork::start(library.clone(), models, runner.busy_flag(), EncodingOptions { phases, ..EncodingOptions::default() });
+    let work = BackgroundWork::start(
+        library.clone(),
+        models,
+        runner.busy_flag(),
+        EncodingOptions { phases, learners: crate::check::calibration::learners(), ..EncodingOptions::default() },
+    );
     // Diagnostics are made off the loop, each document's at its newest text.
     let diagnostics = {
         let library = library.clone();

@@ -108,10 +108,7 @@ impl WorkProgress {
             json!({ "kind": "report", "message": c.message, "percentage": c.percent })
         } else {
             c.begun = true;
-            let title = match c.phase {
-                Phase::Trust => "citewise: learning the evidence trust".to_string(),
-                phase => format!("citewise: encoding {}", phase.label()),
-            };
+            let title = format!("citewise: {}", c.phase.doing());
             json!({ "kind": "begin", "title": title, "message": c.message, "percentage": c.percent, "cancellable": false })
         };
         c.sent = Some(c.percent);

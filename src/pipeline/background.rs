@@ -3,7 +3,9 @@
 //! then the citation encoder's own vectors (slow; they replace the
 //! stand-ins); last, the library's evidence trust is learned from its own
 //! citing sentences when it is due ([`fusion_learning::due`]: never learned,
-//! or the evidence or the channels changed since). A low-priority thread
+//! or the evidence or the channels changed since), and with it what the
+//! layers above learn from the same sentences ([`Learner`]: `check`'s
+//! flag). A low-priority thread
 //! pool of its own (one thread per core but one), pausing whenever the
 //! recommender is busy, so typing and answers never wait for it.
 //! Progress and "this channel now covers the library" come back as
@@ -36,6 +38,9 @@ pub enum Phase {
     /// The evidence trust, learned from the library's citing sentences
     /// (its progress counts sentences searched, not papers).
     Trust,
+    /// What a layer above learns after the trust ([`Learner::label`]):
+    /// reported, never configured.
+    Learner(&'static str),
 }
 
 impl Phase {
@@ -49,13 +54,15 @@ impl Phase {
             Phase::Dense => "dense vectors",
             Phase::Citation => "citation vectors",
             Phase::Trust => "evidence trust",
+            Phase::Learner(label) => label,
         }
     }
 
-    /// What the status bar says it is doing.
-    fn doing(self) -> String {
+    /// What the status bar (and a client's progress) says it is doing.
+    pub fn doing(self) -> String {
         match self {
             Phase::Trust => "learning the evidence trust".into(),
+            Phase::Learner(label) => format!("learning {label}"),
             _ => format!("encoding {}", self.label()),
         }
     }
@@ -127,6 +134,35 @@ pub struct EncodingOptions {
     /// Learn the evidence trust even where it is not due (`bench answers
     /// --learning` times answers while it runs).
     pub relearn: bool,
+    /// What the layers above learn from the library's citing sentences after
+    /// the trust, when due (the front ends pass `check`'s flag).
+    pub learners: Learners,
+}
+
+/// Learning that a layer above the pipeline does from the library's own
+/// citing sentences in the trust phase, after the trust (on the same
+/// one-core pool, at the same pace): `check`'s flag
+/// (`check::calibration`). The pipeline knows no layer above it; a front end
+/// hands its learners down.
+pub trait Learner: Send + Sync {
+    /// What it learns, as the status bar names it ("learning {label}").
+    fn label(&self) -> &'static str;
+    /// Why it should learn now over `rec` (the library's recommender, with
+    /// its learned fusion), if it should.
+    fn due(&self, rec: &super::Recommender) -> Option<String>;
+    /// Learns and keeps; `Some((sentences, line))`: what was learned, as
+    /// `doctor` says it.
+    fn learn(&self, rec: &super::Recommender, on_progress: &dyn Fn(usize, usize)) -> Result<Option<(usize, String)>>;
+}
+
+/// The learners a background run carries.
+#[derive(Clone, Default)]
+pub struct Learners(pub Vec<Arc<dyn Learner>>);
+
+impl std::fmt::Debug for Learners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Learners({})", self.0.len())
+    }
 }
 
 impl Default for EncodingOptions {
@@ -138,6 +174,7 @@ impl Default for EncodingOptions {
             phases: vec![Phase::StandIns, Phase::Dense, Phase::Trust, Phase::Citation],
             low_priority: true,
             relearn: false,
+            learners: Learners::default(),
         }
     }
 }
@@ -269,6 +306,8 @@ pub struct BackgroundWork {
     busy: Arc<AtomicBool>,
     /// Whether the trust is learned at all (`background_learning`).
     learns: bool,
+    /// What the layers above learn with it.
+    learners: Learners,
     running: Option<BackgroundEncoding>,
     /// New sentences came during the run.
     learn_after: bool,
@@ -279,9 +318,10 @@ impl BackgroundWork {
     /// pauses while `busy` is set.
     pub fn start(library: Arc<Library>, models: Arc<Models>, busy: Arc<AtomicBool>, options: EncodingOptions) -> BackgroundWork {
         let learns = options.phases.contains(&Phase::Trust);
+        let learners = options.learners.clone();
         let running =
             (!options.phases.is_empty()).then(|| BackgroundEncoding::spawn(library.clone(), models.clone(), busy.clone(), options));
-        BackgroundWork { library, models, busy, learns, running, learn_after: false }
+        BackgroundWork { library, models, busy, learns, learners, running, learn_after: false }
     }
 
     /// The running work's events (none while nothing runs).
@@ -315,7 +355,7 @@ impl BackgroundWork {
             self.learn_after = true;
             return;
         }
-        let options = EncodingOptions { phases: vec![Phase::Trust], ..EncodingOptions::default() };
+        let options = EncodingOptions { phases: vec![Phase::Trust], learners: self.learners.clone(), ..EncodingOptions::default() };
         self.running = Some(BackgroundEncoding::spawn(self.library.clone(), self.models.clone(), self.busy.clone(), options));
     }
 }
@@ -426,8 +466,9 @@ fn encode_phases(
 /// `options.relearn`), at the pace of the encoding: each sentence's search
 /// waits while the recommender answers. On one core: its searches run one
 /// after another, and the model work in them on one thread of its own (at
-/// the encoding's priority). `Some(Learned)` when a trust was learned and
-/// kept.
+/// the encoding's priority). Then each of `options.learners` that is due,
+/// with the library's recommender. `Some(Learned)` when anything was
+/// learned and kept (its lines joined).
 fn learn_trust(
     library: &Arc<Library>,
     models: &Models,
@@ -439,32 +480,53 @@ fn learn_trust(
     use super::learned_fusion;
     let mut rec = super::Recommender::open(library.clone(), models, None, super::Settings::default())?;
     let forced = options.relearn && !learned_fusion::is_off(library);
-    if !forced && due(&learned_fusion::read(library), &rec).is_none() {
-        return Ok(None);
-    }
-    let progress = Progress::new(Phase::Trust, tx, pace);
-    let on_progress = |done: usize, total: usize| {
+    // Each learning counts from 0 in a progress of its own.
+    let follow = |progress: &Progress, done: usize, total: usize| {
         if progress.total.load(Ordering::SeqCst) != total as u64 {
             progress.start(total as u64);
         }
         let before = progress.done.load(Ordering::SeqCst);
         progress.add((done as u64).saturating_sub(before));
     };
-    let mut learn = || learn_and_keep(&mut rec, &on_progress);
     let low = options.low_priority;
     let one_core = rayon::ThreadPoolBuilder::new().num_threads(1).thread_name(|_| "citewise-learning".into()).start_handler(move |_| {
         if low {
             lower_priority();
         }
     });
-    let outcome = match one_core.build() {
-        Ok(pool) => pool.install(learn)?,
-        Err(_) => learn()?,
-    };
-    match outcome {
-        Outcome::Learned(learned) => Ok(Some(EncodingEvent::Learned { sentences: learned.sentences, line: learned.describe() })),
-        Outcome::TooFew { .. } => Ok(None),
+    let pool = one_core.build().ok();
+    fn on_one_core<T: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> T + Send) -> T {
+        match pool {
+            Some(pool) => pool.install(f),
+            None => f(),
+        }
     }
+    let trust_due = forced || due(&learned_fusion::read(library), &rec).is_some();
+    let mut learned = Vec::new();
+    if trust_due {
+        let progress = Progress::new(Phase::Trust, tx, pace);
+        let learn = || -> Result<Option<(usize, String)>> {
+            Ok(match learn_and_keep(&mut rec, &|done, total| follow(&progress, done, total))? {
+                Outcome::Learned(l) => Some((l.sentences, l.describe())),
+                Outcome::TooFew { .. } => None,
+            })
+        };
+        learned.extend(on_one_core(pool.as_ref(), learn)?);
+    }
+    if !options.learners.0.is_empty() {
+        // As a draft is answered and checked: with what the library learned.
+        let rec = super::Recommender::new(library.clone(), models);
+        for learner in &options.learners.0 {
+            if pace.stopped() || learner.due(&rec).is_none() {
+                continue;
+            }
+            let progress = Progress::new(Phase::Learner(learner.label()), tx, pace);
+            learned.extend(on_one_core(pool.as_ref(), || learner.learn(&rec, &|done, total| follow(&progress, done, total)))?);
+        }
+    }
+    let sentences = learned.iter().map(|(n, _)| *n).max();
+    let line = learned.into_iter().map(|(_, line)| line).collect::<Vec<_>>().join("; ");
+    Ok(sentences.map(|sentences| EncodingEvent::Learned { sentences, line }))
 }
 
 /// Runs one phase (on this thread: its pool parallelises the models).
@@ -483,7 +545,7 @@ fn run_phase(phase: Phase, library: &Library, models: &Models, pace: &Pace, tx: 
         Phase::Dense => embed_library(library, &*models.hatten()?, &on_start, &on_progress),
         Phase::Citation => embed_citation_vectors(library, &*models.citation_encoder()?, threads, &on_start, &on_progress),
         // Learned, not encoded ([`learn_trust`]).
-        Phase::Trust => Ok(EmbedSummary::default()),
+        Phase::Trust | Phase::Learner(_) => Ok(EmbedSummary::default()),
     }
 }
 

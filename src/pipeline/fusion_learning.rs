@@ -151,17 +151,20 @@ pub fn learn_and_keep(rec: &mut Recommender, on_progress: &dyn Fn(usize, usize))
     Ok(outcome)
 }
 
-/// One citing sentence as a query, and the papers it cites.
-struct Probe {
-    query: Query,
-    cited: HashSet<String>,
+/// One citing sentence as a query (without its own document's evidence,
+/// as of its document's year), and the papers it cites.
+pub struct Probe {
+    pub query: Query,
+    pub cited: HashSet<String>,
 }
 
 /// The library's citing sentences that can be asked: enough words, at
 /// least one cited paper, a known citing document; spread over the
 /// documents (in the order of a hash of each sentence), at most
-/// `opts.sentences`. Also the number of documents they come from.
-fn probes(lib: &Library, opts: &Options) -> Result<(Vec<Probe>, usize)> {
+/// `sentences`. Also the number of documents they come from. What the
+/// library learns from its own citing documents is learned on these (the
+/// trust here, `check`'s flag in `check::calibration`).
+pub fn probes(lib: &Library, sentences: usize) -> Result<(Vec<Probe>, usize)> {
     let mut usable: Vec<(u64, Probe, String)> = Vec::new();
     for c in lib.citances().all()? {
         let text = strip_citations(&without_markers(&c.sentence), &CiteGrammar::PLAIN);
@@ -174,7 +177,7 @@ fn probes(lib: &Library, opts: &Options) -> Result<(Vec<Probe>, usize)> {
         usable.push((key, Probe { query, cited: c.cited.iter().cloned().collect() }, c.citing.id));
     }
     usable.sort_by_key(|(key, _, _)| *key);
-    usable.truncate(opts.sentences);
+    usable.truncate(sentences);
     let documents: HashSet<&str> = usable.iter().map(|(_, _, d)| d.as_str()).collect();
     let documents = documents.len();
     Ok((usable.into_iter().map(|(_, p, _)| p).collect(), documents))
@@ -211,7 +214,7 @@ pub fn learn(rec: &mut Recommender, opts: &Options, on_progress: &dyn Fn(usize, 
     if base.evidence_trust != 1.0 {
         return Err(Error::Config("the evidence trust is learned with the shipped fusion's lists (trust 1)".into()));
     }
-    let (probes, documents) = probes(rec.library(), opts)?;
+    let (probes, documents) = probes(rec.library(), opts.sentences)?;
     if probes.len() < opts.min_sentences || documents < opts.min_documents {
         return Ok(Outcome::TooFew { sentences: probes.len(), documents });
     }
@@ -460,9 +463,16 @@ mod tests {
 
     /// What the background learning reports, until it ends.
     fn background_events(lib: &Arc<Library>) -> Vec<crate::pipeline::background::EncodingEvent> {
+        background_events_with(lib, crate::pipeline::background::Learners::default())
+    }
+
+    fn background_events_with(
+        lib: &Arc<Library>,
+        learners: crate::pipeline::background::Learners,
+    ) -> Vec<crate::pipeline::background::EncodingEvent> {
         use crate::pipeline::background::{BackgroundEncoding, EncodingOptions, Phase};
         let busy = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let options = EncodingOptions { phases: vec![Phase::Trust], low_priority: false, ..EncodingOptions::default() };
+        let options = EncodingOptions { phases: vec![Phase::Trust], low_priority: false, learners, ..EncodingOptions::default() };
         let run = BackgroundEncoding::spawn(lib.clone(), Arc::new(Models::none()), busy, options);
         let mut events = Vec::new();
         while let Some(e) = run.recv() {
@@ -557,5 +567,63 @@ mod tests {
         assert_eq!(again.len(), 1);
         assert!(learned(&again[0]), "{again:?}");
         assert!(read(&lib).unwrap().is_some());
+    }
+
+    /// A layer above's learning, as the front ends hand it down: due while
+    /// its file is missing; learns on what the library ranks with.
+    struct Marker {
+        runs: std::sync::atomic::AtomicUsize,
+        trust_seen: std::sync::Mutex<Vec<f32>>,
+    }
+
+    impl crate::pipeline::background::Learner for Marker {
+        fn label(&self) -> &'static str {
+            "the marker"
+        }
+
+        fn due(&self, rec: &Recommender) -> Option<String> {
+            (!rec.library().evidence_root().join("marker").exists()).then(|| "never learned".into())
+        }
+
+        fn learn(&self, rec: &Recommender, on_progress: &dyn Fn(usize, usize)) -> Result<Option<(usize, String)>> {
+            self.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.trust_seen.lock().unwrap().push(rec.fusion().evidence_trust);
+            for i in 0..=10 {
+                on_progress(i, 10);
+            }
+            std::fs::write(rec.library().evidence_root().join("marker"), "").unwrap();
+            Ok(Some((10, "the marker learned".into())))
+        }
+    }
+
+    #[test]
+    fn a_layer_above_learns_after_the_trust_with_it_in_place_when_due_and_its_line_joins_the_trusts() {
+        use crate::pipeline::background::{EncodingEvent, Learners, Phase};
+        let dir = tempfile::tempdir().unwrap();
+        let lib = library(dir.path(), |t| (words(t).join(" "), format!("An unrelated report, number {t}")), |t| format!("other:{t}"));
+        let marker = Arc::new(Marker { runs: 0.into(), trust_seen: Default::default() });
+        let learners = Learners(vec![marker.clone()]);
+        let events = background_events_with(&lib, learners.clone());
+        let kept = read(&lib).unwrap().expect("the trust is kept");
+        let line = events.iter().find_map(|e| match e {
+            EncodingEvent::Learned { sentences, line } => Some((*sentences, line.clone())),
+            _ => None,
+        });
+        assert_eq!(line, Some((80, format!("{}; the marker learned", kept.describe()))));
+        assert_eq!(*marker.trust_seen.lock().unwrap(), [kept.evidence_trust], "learned with the trust just learned in place");
+        let finished = |phase: Phase| {
+            events.iter().any(|e| matches!(e, EncodingEvent::Progress { phase: p, done, total, .. } if *p == phase && done == total))
+        };
+        assert!(finished(Phase::Trust) && finished(Phase::Learner("the marker")), "each learning counts to its own end: {events:?}");
+        let status = events.iter().rev().find_map(EncodingEvent::status).unwrap();
+        assert!(status.starts_with("learning the marker "), "{status}");
+        // Nothing due: nothing runs, nothing is said.
+        let quiet = background_events_with(&lib, learners.clone());
+        assert!(!quiet.iter().any(|e| matches!(e, EncodingEvent::Learned { .. })), "{quiet:?}");
+        assert_eq!(marker.runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // Due alone, without the trust: its line alone.
+        std::fs::remove_file(lib.evidence_root().join("marker")).unwrap();
+        let alone = background_events_with(&lib, learners);
+        assert!(alone.contains(&EncodingEvent::Learned { sentences: 10, line: "the marker learned".into() }), "{alone:?}");
     }
 }

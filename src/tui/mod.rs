@@ -111,7 +111,7 @@ pub fn run(session: Session) -> Result<()> {
         library.clone(),
         models.clone(),
         worker.busy_flag(),
-        EncodingOptions { phases, ..EncodingOptions::default() },
+        EncodingOptions { phases, learners: crate::check::calibration::learners(), ..EncodingOptions::default() },
     );
     let exporter = Exporter::spawn();
     warm_evidence_vectors(&library, &models);

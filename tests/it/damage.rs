@@ -535,7 +535,7 @@ fn front_ends_encode_one_at_a_time_and_wait_for_a_writer() {
     let lib = Arc::new(lib);
     let lib_dir = lib.dir().to_path_buf();
     let models = Arc::new(citewise::pipeline::Models::installed().for_library(Some(lib_dir.clone())));
-    let options = || EncodingOptions { phases: vec![Phase::StandIns], threads: 1, low_priority: false, relearn: false };
+    let options = || EncodingOptions { phases: vec![Phase::StandIns], threads: 1, low_priority: false, ..EncodingOptions::default() };
     let idle = || Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Another writer holds the lock (as an import would).
     let other_writer = citewise::library::lock::Writing::new(&lib_dir);

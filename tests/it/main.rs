@@ -20,6 +20,7 @@ mod documents;
 mod evidence;
 mod export;
 mod hatten;
+mod learned_flag;
 mod learned_fusion;
 mod library;
 mod lsp;
