@@ -125,13 +125,7 @@ pub fn path(lib: &Library) -> PathBuf {
 
 /// The library's learned flag, if it has one.
 pub fn read(lib: &Library) -> Result<Option<LearnedSupport>> {
-    let path = path(lib);
-    let text = match crate::limits::read_regular_text(&path, crate::limits::SETTINGS_FILE) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    serde_json::from_str(&text).map(Some).map_err(|e| Error::corrupt(&path, e))
+    crate::library::kept::read(&path(lib))
 }
 
 /// The threshold the library flags [`MODEL`]'s scores under (the shipped
@@ -148,19 +142,13 @@ pub fn scorer(rec: &Recommender) -> Scorer<'_> {
 
 /// Keeps `learned` as the library's (inside the library's write lock).
 pub fn save(lib: &Library, learned: &LearnedSupport) -> Result<()> {
-    let bytes = serde_json::to_vec_pretty(learned).expect("a learned flag serialises");
-    lib.writing().during(|| crate::util::write_atomic(&path(lib), &bytes))
+    crate::library::kept::save(lib, &path(lib), learned)
 }
 
 /// Forgets the library's learned flag (back to the shipped one); true if
 /// there was one.
 pub fn remove(lib: &Library) -> Result<bool> {
-    let path = path(lib);
-    lib.writing().during(|| match std::fs::remove_file(&path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::io(&path, e)),
-    })
+    crate::library::kept::remove(lib, &path(lib))
 }
 
 /// Why the library `rec` ranks should learn its flag (again) by itself, if

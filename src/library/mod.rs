@@ -18,6 +18,7 @@ pub mod evidence_import;
 pub mod health;
 pub mod import;
 pub mod journal;
+pub mod kept;
 pub mod lock;
 pub mod student;
 pub mod zotero;

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::fusion::Fusion;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::library::Library;
 use crate::ranking::Paired;
 
@@ -149,13 +149,7 @@ pub fn path(lib: &Library) -> PathBuf {
 
 /// The library's learned fusion, if it has one.
 pub fn read(lib: &Library) -> Result<Option<LearnedFusion>> {
-    let path = path(lib);
-    let text = match crate::limits::read_regular_text(&path, crate::limits::SETTINGS_FILE) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    serde_json::from_str(&text).map(Some).map_err(|e| Error::corrupt(&path, e))
+    crate::library::kept::read(&path(lib))
 }
 
 /// The fusion a library ranks with: the shipped one, with the evidence
@@ -167,19 +161,13 @@ pub fn fusion_of(lib: &Library) -> Fusion {
 
 /// Keeps `learned` as the library's (inside the library's write lock).
 pub fn save(lib: &Library, learned: &LearnedFusion) -> Result<()> {
-    let bytes = serde_json::to_vec_pretty(learned).expect("a learned fusion serialises");
-    lib.writing().during(|| crate::util::write_atomic(&path(lib), &bytes))
+    crate::library::kept::save(lib, &path(lib), learned)
 }
 
 /// Forgets the library's learned fusion (back to the shipped one); true if
 /// there was one.
 pub fn remove(lib: &Library) -> Result<bool> {
-    let path = path(lib);
-    lib.writing().during(|| match std::fs::remove_file(&path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::io(&path, e)),
-    })
+    crate::library::kept::remove(lib, &path(lib))
 }
 
 /// Whether the library's learning is turned off ([`OFF_FILE`]).
@@ -200,17 +188,13 @@ pub fn turn_off(lib: &Library) -> Result<bool> {
 
 /// Turns the library's learning on again (`adapt --fusion`).
 pub fn turn_on(lib: &Library) -> Result<()> {
-    let off = lib.evidence_root().join(OFF_FILE);
-    lib.writing().during(|| match std::fs::remove_file(&off) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(&off, e)),
-    })
+    crate::library::kept::remove(lib, &lib.evidence_root().join(OFF_FILE)).map(drop)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[cfg(unix)]
     #[test]
