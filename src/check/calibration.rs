@@ -29,7 +29,7 @@ use super::support::{model_for, Scorer, MODEL};
 use crate::error::{Error, Result};
 use crate::library::Library;
 use crate::pipeline::background::{Learner, Learners};
-use crate::pipeline::fusion_learning::{probes, RELEARN_SHARE};
+use crate::pipeline::fusion_learning::{moved_little, probes};
 use crate::pipeline::{learned_fusion, Recommender};
 
 /// The file, in the library's evidence root.
@@ -70,15 +70,11 @@ pub struct LearnedSupport {
 }
 
 impl LearnedSupport {
-    /// The threshold a score of `model` is flagged under: the learned one
-    /// for the model it was learned for (and while that model is the one
-    /// shipped), else the model's own.
-    pub fn threshold_for(&self, model: &super::support::SupportModel) -> f32 {
-        if *model == MODEL && self.shipped_threshold == MODEL.threshold {
-            self.threshold
-        } else {
-            model.threshold
-        }
+    /// The threshold it flags [`MODEL`]'s scores under, while that model
+    /// is the one it was learned against (`support::flag_threshold` applies
+    /// it to that model's scores alone).
+    pub fn in_use(&self) -> Option<f32> {
+        (self.shipped_threshold == MODEL.threshold).then_some(self.threshold)
     }
 
     /// Whether the library flags under a threshold of its own.
@@ -131,7 +127,7 @@ pub fn read(lib: &Library) -> Result<Option<LearnedSupport>> {
 /// The threshold the library flags [`MODEL`]'s scores under (the shipped
 /// one when it learned none, or its file does not read: `doctor` says why).
 pub fn threshold_of(lib: &Library) -> Option<f32> {
-    read(lib).ok().flatten().map(|l| l.threshold_for(&MODEL))
+    read(lib).ok().flatten().and_then(|l| l.in_use())
 }
 
 /// A scorer over `rec` that flags under the threshold its library learned:
@@ -154,7 +150,7 @@ pub fn remove(lib: &Library) -> Result<bool> {
 /// Why the library `rec` ranks should learn its flag (again) by itself, if
 /// it should: the models are there and it never learned one with evidence
 /// in the library, its file does not read, or its evidence moved by
-/// [`RELEARN_SHARE`] or more. Never while the library's learning is turned
+/// `fusion_learning::RELEARN_SHARE` or more. Never while the library's learning is turned
 /// off (`adapt --fusion --remove`).
 pub fn due(rec: &Recommender) -> Option<String> {
     let lib = rec.library();
@@ -167,9 +163,7 @@ pub fn due(rec: &Recommender) -> Option<String> {
         Ok(None) if spans > 0 => Some(format!("{spans} evidence spans, no flag learned yet")),
         Ok(None) => None,
         Ok(Some(l)) => {
-            let moved = (spans as f64 - l.spans as f64).abs();
-            (moved >= RELEARN_SHARE * l.spans as f64 && moved > 0.0)
-                .then(|| format!("learned with {} evidence spans, now {spans}", l.spans))
+            (l.spans != spans && !moved_little(l.spans, spans)).then(|| format!("learned with {} evidence spans, now {spans}", l.spans))
         }
     }
 }
@@ -293,8 +287,9 @@ mod tests {
         assert!(l.lowered() && l.threshold < MODEL.threshold, "{l:?}");
         assert_eq!(l.threshold, low[4], "the 4 % quantile");
         assert!((l.flagged - 0.04).abs() < 1e-9 && l.flagged_shipped > 0.1, "{l:?}");
-        assert_eq!(l.threshold_for(&MODEL), l.threshold);
-        assert_eq!(l.threshold_for(&super::super::support::WORDS_MODEL), 0.0, "the word channels' score still flags nothing");
+        let (full, words) = (super::super::support::Signals { cross_encoder: Some(0.5), ..Default::default() }, Default::default());
+        assert_eq!(super::super::support::flag_threshold(&full, l.in_use()), l.threshold);
+        assert_eq!(super::super::support::flag_threshold(&words, l.in_use()), 0.0, "the word channels' score still flags nothing");
         assert!(l.describe().contains("under the shipped"), "{}", l.describe());
         // A field whose true citations score high keeps the shipped one.
         let high: Vec<f32> = (0..100).map(|i| 0.5 + i as f32 * 0.004).collect();

@@ -112,6 +112,13 @@ pub fn stale(learned: &LearnedFusion, rec: &Recommender) -> Option<String> {
 /// does).
 pub const RELEARN_SHARE: f64 = 0.1;
 
+/// Whether the evidence moved from `learned_with` spans to `now` by less
+/// than [`RELEARN_SHARE`]: not worth learning again by itself (the trust
+/// here, `check`'s flag in `check::calibration`).
+pub fn moved_little(learned_with: u64, now: u64) -> bool {
+    ((now as f64) - (learned_with as f64)).abs() < RELEARN_SHARE * learned_with as f64
+}
+
 /// Why the library `rec` ranks should learn its trust (again) by itself, if
 /// it should: it never learned one and has evidence, the channels changed,
 /// or its evidence changed by [`RELEARN_SHARE`] or more. `learned`: what it
@@ -129,8 +136,7 @@ pub fn due(learned: &Result<Option<LearnedFusion>>, rec: &Recommender) -> Option
         Ok(None) => None,
         Ok(Some(l)) => {
             // A small change of the evidence alone is not worth a relearning.
-            let moved = (spans as f64 - l.spans as f64).abs();
-            let small = moved < RELEARN_SHARE * l.spans as f64 && l.channels == channel_names(rec);
+            let small = moved_little(l.spans, spans) && l.channels == channel_names(rec);
             stale(l, rec).filter(|_| !small)
         }
     }
