@@ -33,7 +33,9 @@ apart from what the evidence does.
     scripts/in-field-folds.py --check --pool /tmp/acmpool --out /tmp/folds
 
 It reads what the binary writes (`citewise eval --json`: each context's
-scores) and replays nothing. The tables give per fold and pooled over folds
+scores) and replays nothing. Each arm's ranked papers are kept beside its
+JSON as a TREC run (`ARM.run`, `eval --run`), which
+`scripts/reranker-in-field.py` reads. The tables give per fold and pooled over folds
 R@10, MRR and nDCG@10, each arm's difference from `none` with a paired
 bootstrap interval (contexts resampled, 95 %), the trust each fold's library
 learned, and each run's wall time.
@@ -114,7 +116,8 @@ def evaluate(binary, bench, pool, out, evidence, extra, reuse=False):
     if reuse and os.path.exists(out):
         with open(out, encoding="utf-8") as f:
             return {c["id"]: c for c in json.load(f)["contexts"]}, 0.0
-    cmd = [binary, "eval", "--bench", bench, "--pool", pool, "--as-encoded", "--fused-only", "--json", out, *extra]
+    cmd = [binary, "eval", "--bench", bench, "--pool", pool, "--as-encoded", "--fused-only", "--json", out,
+           "--run", out[: -len(".json")] + ".run", *extra]
     if evidence:
         cmd += ["--evidence", evidence]
     print("$", " ".join(cmd), file=sys.stderr, flush=True)

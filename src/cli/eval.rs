@@ -58,6 +58,11 @@ pub struct EvalArgs {
     /// Write the results as JSON to FILE (or to stdout with no FILE)
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// Also write each context's ranked papers as a TREC run file (`id Q0
+    /// paper rank score citewise`, what trec_eval reads), of the fused
+    /// list or, with the rerank stage, of the final one
+    #[arg(long, value_name = "FILE", conflicts_with = "check")]
+    pub run: Option<PathBuf>,
     /// Library directory for the benchmark's candidate pool (never your own library)
     /// [default: a directory of its own beside the default library]
     #[arg(long, value_name = "DIR")]
@@ -236,6 +241,10 @@ pub fn run(a: &EvalArgs, models: &Models) -> Result<()> {
         .map(report::table)
         .collect::<Vec<_>>()
         .join("\n");
+    if let Some(p) = &a.run {
+        crate::util::write_atomic(p, report::trec_run(&report).as_bytes())?;
+        eprintln!("ranked papers written to {}", p.display());
+    }
     match a.json.as_deref() {
         Some(p) if p.as_os_str() == "-" => println!("{}", serde_json::to_string_pretty(&report)?),
         Some(p) => {

@@ -181,6 +181,10 @@ pub struct ContextScores {
     pub recall10: f64,
     pub mrr: f64,
     pub ndcg10: f64,
+    /// The papers ranked, best first (what `eval --run` writes; not kept
+    /// in the JSON result).
+    #[serde(skip)]
+    pub ranked: Vec<String>,
 }
 
 /// Evaluates the recommender on `contexts`. `on_query` is called after each
@@ -321,7 +325,14 @@ pub fn evaluate_at(
         }
         let works: Vec<&Vec<String>> = c.cited.iter().map(|id| &cited_records[id]).collect();
         let s = score(&by_work(&ranked, &works), &relevant);
-        per_context.push(ContextScores { id: c.id.clone(), source: c.source.clone(), recall10: s.recall[2], mrr: s.mrr, ndcg10: s.ndcg10 });
+        per_context.push(ContextScores {
+            id: c.id.clone(),
+            source: c.source.clone(),
+            recall10: s.recall[2],
+            mrr: s.mrr,
+            ndcg10: s.ndcg10,
+            ranked: ranked.iter().map(|(id, _)| id.clone()).collect(),
+        });
         per_source.entry(c.source.clone()).or_default().add(&s);
         all.add(&s);
         let s = score(&ranked.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), &relevant);

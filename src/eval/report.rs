@@ -45,6 +45,22 @@ pub fn table(r: &EvalReport) -> String {
     s
 }
 
+/// Each context's ranked papers as a TREC run (`id Q0 paper rank score
+/// citewise`, score = papers ranked − rank + 1, so trec_eval keeps the
+/// order): what `citewise eval --run` writes. Identifiers hold no spaces
+/// in a benchmark; any that do are written with `_` for them.
+pub fn trec_run(r: &EvalReport) -> String {
+    let field = |s: &str| s.replace(char::is_whitespace, "_");
+    let mut s = String::new();
+    for c in &r.contexts {
+        let n = c.ranked.len();
+        for (i, paper) in c.ranked.iter().enumerate() {
+            let _ = writeln!(s, "{} Q0 {} {} {} citewise", field(&c.id), field(paper), i + 1, n - i);
+        }
+    }
+    s
+}
+
 /// Two reports side by side: R@10, R@100, MRR, nDCG@10 per source, with deltas (b − a).
 pub fn compare(a: &EvalReport, b: &EvalReport, a_name: &str, b_name: &str) -> String {
     let mut s = String::new();

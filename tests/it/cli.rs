@@ -169,9 +169,22 @@ fn eval_on_a_tiny_benchmark_and_compare() {
     let pool_dir = dir.path().join("pool");
     let pool = pool_dir.to_str().unwrap();
     let out_a = dir.path().join("a.json");
+    let run_a = dir.path().join("a.run");
     let o = citewise(
         &lib,
-        &["eval", "--bench", bench.to_str().unwrap(), "--pool", pool, "--stages", "bm25", "--json", out_a.to_str().unwrap()],
+        &[
+            "eval",
+            "--bench",
+            bench.to_str().unwrap(),
+            "--pool",
+            pool,
+            "--stages",
+            "bm25",
+            "--json",
+            out_a.to_str().unwrap(),
+            "--run",
+            run_a.to_str().unwrap(),
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let table = stdout(&o);
@@ -187,6 +200,17 @@ fn eval_on_a_tiny_benchmark_and_compare() {
     assert!((all["scores"]["mrr"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9);
     let a = r["sources"].as_array().unwrap().iter().find(|s| s["source"] == "a").unwrap();
     assert_eq!(a["scores"]["recall"][0], 1.0);
+    // The run file ranks each context's papers in TREC's six columns, its
+    // first papers the ones the scores above were counted on.
+    let run = std::fs::read_to_string(&run_a).unwrap();
+    let lines: Vec<Vec<&str>> = run.lines().map(|l| l.split(' ').collect()).collect();
+    assert!(lines.iter().all(|f| f.len() == 6 && f[1] == "Q0" && f[5] == "citewise"), "{run}");
+    let first: Vec<(&str, &str)> = lines.iter().filter(|f| f[3] == "1").map(|f| (f[0], f[2])).collect();
+    assert!(first.contains(&("c1", "p:tagger")) && first.contains(&("c2", "p:bleu")), "{run}");
+    for c in r["contexts"].as_array().unwrap() {
+        let ranks: Vec<usize> = lines.iter().filter(|f| f[0] == c["id"]).map(|f| f[3].parse().unwrap()).collect();
+        assert_eq!(ranks, (1..=ranks.len()).collect::<Vec<_>>(), "ranks in order for {}:\n{run}", c["id"]);
+    }
 
     // The train split has one context; compare the two runs.
     let out_b = dir.path().join("b.json");
