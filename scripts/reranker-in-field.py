@@ -18,12 +18,13 @@ citing papers it never saw (ACM-CR dev by default). Three steps, the second on a
 The fold protocol's runs come first (`in-field-folds.py` keeps each arm's `eval --run`):
 
     scripts/in-field-folds.py --pool /tmp/acmfull --out /tmp/f-acm --arms none,learned-fused
+    scripts/in-field-folds.py --check --pool /tmp/acmfull --out /tmp/f-acm    # for the port check
     scripts/reranker-in-field.py prep --folds /tmp/f-acm --out DIR
     python3 scripts/reranker-in-field.py train --data DIR --out RESULTS     # on the GPU machine
     scripts/reranker-in-field.py report --data DIR --results RESULTS
 
 `train` checks its port of the reranker against citewise's own scores (`eval --check --json`'s
-cross_encoder signals, kept by prep) before it trains. It needs torch and safetensors; prep needs
+cross_encoder signals, which prep keeps where the folds have them) before it trains. It needs torch and safetensors; prep needs
 tokenizers and safetensors.
 """
 import argparse, gzip, json, math, os, random, re, sys, time
