@@ -325,19 +325,20 @@ pub fn evaluate_at(
         }
         let works: Vec<&Vec<String>> = c.cited.iter().map(|id| &cited_records[id]).collect();
         let s = score(&by_work(&ranked, &works), &relevant);
+        per_source.entry(c.source.clone()).or_default().add(&s);
+        all.add(&s);
+        let records: Vec<String> = ranked.into_iter().map(|(id, _)| id).collect();
+        let by_record = score(&records, &relevant);
+        per_source_by_record.entry(c.source.clone()).or_default().add(&by_record);
+        all_by_record.add(&by_record);
         per_context.push(ContextScores {
             id: c.id.clone(),
             source: c.source.clone(),
             recall10: s.recall[2],
             mrr: s.mrr,
             ndcg10: s.ndcg10,
-            ranked: ranked.iter().map(|(id, _)| id.clone()).collect(),
+            ranked: records,
         });
-        per_source.entry(c.source.clone()).or_default().add(&s);
-        all.add(&s);
-        let s = score(&ranked.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(), &relevant);
-        per_source_by_record.entry(c.source.clone()).or_default().add(&s);
-        all_by_record.add(&s);
         on_query(i + 1);
     }
     let sources = source_results(per_source, all);
