@@ -44,6 +44,11 @@ learned, and each run's wall time.
     scripts/in-field-folds.py --bench /tmp/ho-acl --split val --source acl-arc \\
         --limit 100 --pool /tmp/aclpool --out /tmp/folds-acl
 
+With `--against EARLIER_OUT`, each arm is also compared with the same arm
+of an earlier run over the same folds (another pool's vectors, another
+models directory: `scripts/citation-in-field.py`), with the same paired
+intervals.
+
 A citing paper is its title (else its id): ACM-CR dev's `citing_id`s are per
 section and shared between papers, so grouping by them would put one paper in
 two folds.
@@ -205,6 +210,32 @@ def bootstrap(a, b, rounds=2000, level=0.95, seed=0x5EED):
     return sum(d) / n, q((1 - level) / 2), q((1 + level) / 2)
 
 
+def against_table(earlier, scores, arms, present):
+    """Each arm against the same arm of an earlier run over the same folds
+    (its `foldI/ARM.json`), per fold, pooled and per source pooled, with
+    paired bootstrap intervals."""
+    print(f"\nagainst {earlier} (the same arm there → here)\n")
+    print("| arm | contexts | " + " | ".join(f"{m} there → here (Δ, 95 % interval)" for m, _ in METRICS) + " |")
+    print("|---|---|" + "---|" * len(METRICS))
+    for arm in arms:
+        before = {}
+        for i in present:
+            with open(os.path.join(earlier, f"fold{i}", f"{arm}.json"), encoding="utf-8") as f:
+                before[i] = {c["id"]: c for c in json.load(f)["contexts"]}
+        sources = sorted({s["source"] for i in present for s in scores[(i, arm)].values()})
+        groups = [(f"fold {i}", [i], None) for i in present] + [("pooled", present, None)]
+        groups += [(f"{src}, pooled", present, src) for src in sources] if len(sources) > 1 else []
+        for name, fold_ids, source in groups:
+            ids = [(i, cid) for i in fold_ids for cid, s in scores[(i, arm)].items() if source is None or s["source"] == source]
+            cells = []
+            for _, key in METRICS:
+                x = [before[i][cid][key] for i, cid in ids]
+                y = [scores[(i, arm)][cid][key] for i, cid in ids]
+                diff, lo, hi = bootstrap(x, y)
+                cells.append(f"{sum(x) / len(x):.3f} → {sum(y) / len(y):.3f} ({diff:+.3f}, {lo:+.3f}..{hi:+.3f})")
+            print(f"| {arm}, {name} | {len(ids)} | " + " | ".join(cells) + " |")
+
+
 def rerank_cell(r):
     if not r:
         return "not tried"
@@ -228,6 +259,8 @@ def main():
     ap.add_argument("--binary", default=os.path.join(here, "..", "target", "release", "citewise"))
     ap.add_argument("--eval-arg", action="append", default=[], help="passed on to every eval (repeat)")
     ap.add_argument("--reuse", action="store_true", help="read an arm's report where --out has it instead of running it again")
+    ap.add_argument("--only", type=int, metavar="K", help="evaluate fold K alone (the folds are made as ever)")
+    ap.add_argument("--against", metavar="DIR", help="also compare each arm with the same arm of an earlier --out (the same folds: another pool or models)")
     ap.add_argument("--check", action="store_true", help="measure check's support score (none against learned) instead")
     a = ap.parse_args()
     arms = [x for x in a.arms.split(",") if x]
@@ -266,13 +299,16 @@ def main():
         return d, fold_bench, evidence
 
     if a.check:
+        if a.only is not None:
+            sys.exit("--only: not with --check")
         check_folds(a, folds, prepare)
         return
     scores = collections.defaultdict(dict)  # (fold, arm) -> id -> scores
     seconds = collections.defaultdict(float)  # arm -> wall seconds, all folds
     trust = {}
-    for i, own in enumerate(folds):
-        d, fold_bench, evidence = prepare(i, own)
+    present = [i for i in range(len(folds)) if a.only is None or i == a.only]
+    for i in present:
+        d, fold_bench, evidence = prepare(i, folds[i])
         for arm in arms:
             extra = list(a.eval_arg)
             if arm in ("none", "evidence", "evidence-fused"):
@@ -305,13 +341,13 @@ def main():
                     cells.append(f"{mean:.3f} ({diff:+.3f}, {lo:+.3f}..{hi:+.3f})")
             print(f"| {arm} | " + " | ".join(cells) + " |")
 
-    for i in range(len(folds)):
+    for i in present:
         table(f"fold {i}", [i])
-    table("pooled over folds", list(range(len(folds))))
+    table("pooled over folds", present)
     sources = sorted({c["source"] for c in contexts})
     if len(sources) > 1:
         for source in sources:
-            kept = {i: {cid: s for cid, s in scores[(i, "none")].items() if s["source"] == source} for i in range(len(folds))}
+            kept = {i: {cid: s for cid, s in scores[(i, "none")].items() if s["source"] == source} for i in present}
             print(f"\n{source}, pooled ({sum(len(k) for k in kept.values())} contexts)\n")
             print("| arm | " + " | ".join(m for m, _ in METRICS) + " |")
             print("|---|" + "---|" * len(METRICS))
@@ -321,6 +357,8 @@ def main():
                     v = [scores[(i, arm)][cid][key] for i in kept for cid in kept[i]]
                     cells.append(f"{sum(v) / max(1, len(v)):.3f}")
                 print(f"| {arm} | " + " | ".join(cells) + " |")
+    if a.against:
+        against_table(a.against, scores, arms, present)
     if trust:
         print("\n| fold | trust learned | best | sentences | documents | shipped R@10 / MRR | best R@10 / MRR | gain (interval) | rerank stage: fused → reranked R@10 / MRR, gain (interval) |")
         print("|---|---|---|---|---|---|---|---|---|")

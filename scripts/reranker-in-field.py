@@ -27,9 +27,12 @@ The fold protocol's runs come first (`in-field-folds.py` keeps each arm's `eval 
 cross_encoder signals, which prep keeps where the folds have them) before it trains. It needs torch and safetensors; prep needs
 tokenizers and safetensors.
 """
-import argparse, gzip, json, math, os, random, re, sys, time
+import argparse, gzip, json, os, random, re, sys, time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fold_measure import bert_hidden, boot, metrics  # noqa: E402
 
 ARM = "learned-fused"
 
@@ -111,26 +114,11 @@ def train(a):
         W0[f"encoder.layer.{int(layer) + 1}.{rest}"] = v.T.contiguous() if v.dim() == 2 else v
     assert len(W0) == 55, len(W0)
     W0 = {k: v.to(dev) for k, v in W0.items()}
-    CLS, SEP, MAX_LEN, MAX_CAND, HEADS, EPS = 101, 102, 128, 80, 12, 1e-12
+    CLS, SEP, MAX_LEN, MAX_CAND = 101, 102, 128, 80
 
 
     def forward(P, ids, types, mask):
-        L = ids.shape[1]
-        x = P["embeddings.word_embeddings.weight"][ids] + P["embeddings.position_embeddings.weight"][:L][None] \
-            + P["embeddings.token_type_embeddings.weight"][types]
-        x = F.layer_norm(x, (384,), P["embeddings.LayerNorm.weight"], P["embeddings.LayerNorm.bias"], EPS)
-        bias = (1.0 - mask[:, None, None, :].float()) * -1e9
-        B = ids.shape[0]
-        for l in range(3):
-            p = f"encoder.layer.{l}."
-            lin = lambda name, t: F.linear(t, P[p + name + ".weight"], P[p + name + ".bias"])
-            split = lambda t: t.view(B, L, HEADS, 32).transpose(1, 2)
-            q, k, v = split(lin("attention.self.query", x)), split(lin("attention.self.key", x)), split(lin("attention.self.value", x))
-            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(32) + bias, dim=-1) @ v
-            a = a.transpose(1, 2).reshape(B, L, 384)
-            x = F.layer_norm(x + lin("attention.output.dense", a), (384,), P[p + "attention.output.LayerNorm.weight"], P[p + "attention.output.LayerNorm.bias"], EPS)
-            h = F.gelu(lin("intermediate.dense", x))
-            x = F.layer_norm(x + lin("output.dense", h), (384,), P[p + "output.LayerNorm.weight"], P[p + "output.LayerNorm.bias"], EPS)
+        x = bert_hidden(P, ids, types, mask, layers=3)
         return F.linear(x[:, 0], P["head.weight"], P["head.bias"]).squeeze(-1)
 
 
@@ -291,16 +279,6 @@ def report(a):
     contexts = [ctx[i] for i in log["ids"]]
     folds = sorted({c["fold"] for c in contexts})
 
-    def metrics(order, cited):
-        cited = set(cited)
-        hits = [p in cited for p in order]
-        r10 = sum(hits[:10]) / len(cited)
-        mrr = next((1 / (i + 1) for i, h in enumerate(hits) if h), 0.0)
-        dcg = sum(1 / math.log2(i + 2) for i, h in enumerate(hits[:10]) if h)
-        idcg = sum(1 / math.log2(i + 2) for i in range(min(10, len(cited))))
-        return np.array([r10, mrr, dcg / idcg])
-
-
     def reorder(c, s, K, w):
         """Top K by fused rank + w * CE rank (reciprocal, k=5); w=None: CE alone."""
         ranked = c["ranked"]
@@ -316,14 +294,6 @@ def report(a):
             key = -(1 / (5 + np.arange(k) + 1) + w / (5 + ce_rank + 1))
         return [ranked[i] for i in np.argsort(key, kind="stable")] + ranked[k:]
 
-
-
-    def boot(a, b, B=2000, seed=0):
-        rng = np.random.default_rng(seed)
-        d = b - a
-        m = [d[rng.integers(0, len(d), len(d))].mean(axis=0) for _ in range(B)]
-        lo, hi = np.percentile(m, [2.5, 97.5], axis=0)
-        return d.mean(axis=0), lo, hi
 
 
     def auc(pos, neg):
