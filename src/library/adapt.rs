@@ -11,7 +11,7 @@
 //! starting weights, the examples, the refusals, and publishing only what
 //! beat the start.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use rand::rngs::StdRng;
@@ -121,7 +121,7 @@ pub fn adaptation_data(lib: &Library, opts: &PairOptions, on_progress: &dyn Fn(u
 
     // Citing sentences; whole citing documents, in the order of a hash of
     // their id, are held out (up to `cited_val` sentences, a tenth at most).
-    let mut citances: Vec<(u64, Pair)> = Vec::new();
+    let mut citances: Vec<(u64, Pair, String)> = Vec::new();
     for c in lib.citances().all()? {
         let cited: Vec<usize> = c.cited.iter().filter_map(|id| row.get(id.as_str()).copied()).collect();
         let query = strip_citations(&c.sentence, &crate::corpus::citation_markup::CiteGrammar::PLAIN);
@@ -137,19 +137,21 @@ pub fn adaptation_data(lib: &Library, opts: &PairOptions, on_progress: &dyn Fn(u
             also: cited[1..].to_vec(),
             negatives: Vec::new(),
         };
-        citances.push((key, pair));
+        citances.push((key, pair, c.citing.id));
     }
     citances.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.query.cmp(&b.1.query)));
     let held = opts.cited_val.min(citances.len() / 10);
     let (mut cited_val, mut citing): (Vec<Pair>, Vec<Pair>) = (Vec::new(), Vec::new());
+    let mut trained_documents = BTreeSet::new();
     let mut holding = None;
-    for (key, pair) in citances {
+    for (key, pair, document) in citances {
         // Whole documents go to validation until `held` sentences are.
         if cited_val.len() < held || holding == Some(key) {
             holding = Some(key);
             cited_val.push(pair);
         } else if citing.len() < opts.citing {
             citing.push(pair);
+            trained_documents.insert(document);
         }
     }
     let total = (pairs.len() + citing.len()) as u64;
@@ -163,7 +165,7 @@ pub fn adaptation_data(lib: &Library, opts: &PairOptions, on_progress: &dyn Fn(u
     let mut pool: Vec<usize> = (0..papers.len()).filter(|i| !held.contains(i)).collect();
     pool.shuffle(&mut rng);
     pool.truncate(opts.pool);
-    Ok(AdaptData { ids, papers, train: pairs, val, cited_val, pool })
+    Ok(AdaptData { ids, papers, train: pairs, val, cited_val, pool, trained_documents })
 }
 
 /// Where a reranker adaptation run keeps its state and checkpoints,
@@ -183,6 +185,9 @@ pub struct RerankData {
     /// (its cited papers included where BM25 finds them): reranking them
     /// must lift the cited papers.
     pub val: Vec<RerankExample>,
+    /// The citing documents `train` comes from (see
+    /// [`trained_documents`]).
+    pub trained_documents: BTreeSet<String>,
 }
 
 /// The reranker's examples from the citing sentences of `data` (the
@@ -214,7 +219,7 @@ pub fn reranker_data(lib: &Library, data: AdaptData, depth: usize) -> Result<Rer
         .zip(data.papers)
         .map(|(id, d)| Paper { id, title: d.title, abstract_text: d.abstract_text, ..Paper::default() })
         .collect();
-    Ok(RerankData { papers, train, val })
+    Ok(RerankData { papers, train, val, trained_documents: data.trained_documents })
 }
 
 /// The reranker run directory of the library in `lib_dir`.
@@ -234,6 +239,7 @@ pub fn publish_reranker(lib_dir: &Path, base: &RerankerWeights, data: &RerankDat
         let mut field = base.field.as_deref().cloned().unwrap_or_default();
         field.merge(&FieldProfile::from_texts(data.train.iter().map(|e| e.local.as_str())));
         field.write_beside(&dir)?;
+        write_trained_on(&dir, &data.trained_documents)?;
         for name in ["reranker.json", "model.safetensors"] {
             let from = run.join(name);
             let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
@@ -241,6 +247,36 @@ pub fn publish_reranker(lib_dir: &Path, base: &RerankerWeights, data: &RerankDat
         }
         Ok(dir)
     })
+}
+
+/// Beside published weights: the citing documents they were trained on
+/// (written before the weights, which go last).
+pub const TRAINED_ON: &str = "trained-on.json";
+
+fn write_trained_on(dir: &Path, documents: &BTreeSet<String>) -> Result<()> {
+    let json = serde_json::to_vec(documents).map_err(|e| Error::Input(e.to_string()))?;
+    write_atomic(&dir.join(TRAINED_ON), &json)
+}
+
+/// The citing documents the library's published adaptations (HAtten's,
+/// the reranker's) were trained on: what the library learns about itself
+/// is judged without them where it has enough others
+/// (`pipeline::fusion_learning::probes`). Weights published before this
+/// was kept name none.
+pub fn trained_documents(lib_dir: &Path) -> Result<HashSet<String>> {
+    let mut all = HashSet::new();
+    for dir in [adapted_dir(lib_dir), lib_dir.join(ADAPTED_RERANKER_DIR)] {
+        let path = dir.join(TRAINED_ON);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let documents: Vec<String> =
+            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(&path, format!("not a list of citing documents: {e}")))?;
+        all.extend(documents);
+    }
+    Ok(all)
 }
 
 /// Removes the library's adapted reranker and its run.
@@ -269,7 +305,7 @@ pub fn adapted_dir(lib_dir: &Path) -> PathBuf {
 /// with a `field.tsv` that knows the starting weights' field and the
 /// words of the training queries. The weights go last, so a half-published
 /// directory is never loaded.
-pub fn publish(lib_dir: &Path, base: &Weights, pairs: &[Pair]) -> Result<PathBuf> {
+pub fn publish(lib_dir: &Path, base: &Weights, pairs: &[Pair], trained_documents: &BTreeSet<String>) -> Result<PathBuf> {
     super::lock::Writing::of_library(lib_dir).during(|| {
         // (The citing sentences count too: the encoder was trained on them.)
         let run = run_dir(lib_dir);
@@ -278,6 +314,7 @@ pub fn publish(lib_dir: &Path, base: &Weights, pairs: &[Pair]) -> Result<PathBuf
         let mut field = base.field.as_deref().cloned().unwrap_or_default();
         field.merge(&FieldProfile::from_texts(pairs.iter().map(|p| p.query.as_str())));
         field.write_beside(&dir)?;
+        write_trained_on(&dir, trained_documents)?;
         for name in ["config.json", "model.safetensors"] {
             let from = run.join(name);
             let bytes = std::fs::read(&from).map_err(|e| Error::io(&from, e))?;
@@ -539,7 +576,7 @@ pub fn hatten(lib: &Library, opts: &HattenOptions, progress: &dyn HattenProgress
     let history = adapt_hatten(&base.config, &base.bytes, &data, &run_dir(lib_dir), &training, &words, &backend.device, progress)?;
     let (start, best, last) = ends(&history, |c| c.best)?;
     let figures = |c: &AdaptCheckpoint| Figures { r10: c.cited_r10.unwrap_or(c.val_r10), mrr: c.cited_mrr.unwrap_or(c.val_mrr) };
-    let published = if best.step == 0 { None } else { Some(publish(lib_dir, &base, &data.train)?) };
+    let published = if best.step == 0 { None } else { Some(publish(lib_dir, &base, &data.train, &data.trained_documents)?) };
     Ok(Outcome {
         held_out: if start.cited_r10.is_some() { HeldOut::CitingSentences } else { HeldOut::CutSentences },
         start: figures(start),

@@ -18,7 +18,7 @@ use citewise::corpus::citation_markup::strip_citations;
 use citewise::index::analyzer::{counted_terms, english};
 use citewise::library::adapt::{
     adaptation_data, adapted_dir, publish, publish_reranker, remove, remove_reranker, reranker_data, reranker_run_dir, reranker_run_state,
-    run_dir, run_state, PairOptions,
+    run_dir, run_state, trained_documents, PairOptions,
 };
 use citewise::library::evidence_import::import_evidence;
 use citewise::library::import::{import, ImportOptions, Quiet};
@@ -220,8 +220,14 @@ fn a_short_adaptation_resumes_is_published_and_the_library_uses_it() {
     // Published, the library's encoder is the adapted one, and knows what the
     // starting weights knew (and the training queries' words: unit-tested in
     // `neural::field`).
-    let published = publish(dir.path(), &base, &data.train).unwrap();
+    let published = publish(dir.path(), &base, &data.train, &data.trained_documents).unwrap();
     assert_eq!(published, adapted_dir(dir.path()));
+    // Beside the weights, the citing documents they were trained on: not the
+    // held-out ones, so that the library judges itself without them.
+    let kept = trained_documents(dir.path()).unwrap();
+    assert!(!kept.is_empty() && kept == data.trained_documents.iter().cloned().collect::<HashSet<_>>());
+    let every: HashSet<String> = lib.citances().all().unwrap().into_iter().map(|c| c.citing.id).collect();
+    assert!(kept.is_subset(&every) && kept.len() < every.len(), "{} of {} documents trained on", kept.len(), every.len());
     let adapted = HattenEncoder::for_library(Some(dir.path()), &device).unwrap();
     assert!(adapted.source.contains("adapted to this library"), "{}", adapted.source);
     let read = |p: std::path::PathBuf| std::fs::read(p).unwrap();
@@ -368,6 +374,8 @@ fn a_short_reranker_adaptation_starts_from_the_reranker_in_use_resumes_and_is_pu
     // shipped field's words.
     let published = publish_reranker(dir.path(), &base, &data).unwrap();
     assert_eq!(published, dir.path().join(ADAPTED_RERANKER_DIR));
+    let kept = trained_documents(dir.path()).unwrap();
+    assert!(!kept.is_empty() && kept == data.trained_documents.iter().cloned().collect::<HashSet<_>>(), "the documents it trained on");
     let read = |p: std::path::PathBuf| std::fs::read(p).unwrap();
     assert_eq!(read(published.join("model.safetensors")), read(out.join("model.safetensors")), "the run's best weights");
     let adapted = Reranker::for_library(Some(dir.path()), &device).unwrap();

@@ -131,6 +131,10 @@ pub struct AdaptData {
     /// Papers the validation queries are ranked against besides their own;
     /// none of them is an inverse-cloze validation pair's paper.
     pub pool: Vec<usize>,
+    /// The citing documents (their ids) whose sentences are in `train`:
+    /// kept with published weights, so that the library does not judge
+    /// them on sentences they have seen.
+    pub trained_documents: std::collections::BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -431,6 +435,7 @@ mod tests {
             val: vec![],
             cited_val: vec![],
             pool: vec![],
+            trained_documents: Default::default(),
         };
         let opts = AdaptOptions { batch: 4, ..AdaptOptions::default() };
         for step in 0..5 {
