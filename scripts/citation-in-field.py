@@ -57,7 +57,7 @@ import argparse, gzip, json, os, random, re, shutil, subprocess, sys, time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fold_measure import bert_hidden, boot, metrics  # noqa: E402
+from fold_measure import bert_hidden, boot, metrics, report_setup, train_setup  # noqa: E402
 
 ARM = "learned-fused"
 ENCODER = "minilm-citation-v4"
@@ -157,12 +157,8 @@ def train(a):
     import torch.nn.functional as F
     from safetensors.torch import load, save_file
 
-    OUT = a.out
-    os.makedirs(OUT, exist_ok=True)
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    OUT, dev, data = train_setup(a)
     SMOKE = a.smoke
-    torch.backends.cuda.matmul.allow_tf32 = True
-    data = json.load(gzip.open(os.path.join(a.data, "data.json.gz"), "rt"))
     contexts, PAD_ID, CLS_ID, SEP_ID = data["contexts"], data["pad"], data["cls"], data["sep"]
     z = np.load(os.path.join(a.data, "pool.npz"))
     flat, offsets, spans = z["tokens"].astype(np.int64), z["offsets"], z["spans"]
@@ -380,11 +376,7 @@ def train(a):
 
 def report(a):
     D = a.results
-    data = json.load(gzip.open(os.path.join(a.data, "data.json.gz"), "rt"))
-    log = json.load(open(f"{D}/log.json"))
-    ctx = {c["id"]: c for c in data["contexts"]}
-    contexts = [ctx[i] for i in log["ids"]]
-    folds = sorted({c["fold"] for c in contexts})
+    log, contexts, data, folds = report_setup(a)
     tops = np.load(f"{D}/tops.npz")
 
     per = {k: np.array([metrics(tops[k][i].tolist(), c["cited"]) for i, c in enumerate(contexts)]) for k in tops.files}

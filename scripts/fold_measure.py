@@ -2,9 +2,36 @@
 `citation-in-field.py`): the ranking metrics as citewise counts them by record, the paired
 bootstrap, and a BERT's embeddings and layers in PyTorch (post-norm, GELU, as
 `neural::bert` computes them), over a dict of tensors named as in the models' safetensors."""
+import gzip
+import json
 import math
+import os
 
 import numpy as np
+
+
+def train_setup(a):
+    """A `train` step's start: its output directory (`a.out`) made, the device (a GPU when there is
+    one, TF32 matrix products allowed), and `a.data`'s data.json.gz."""
+    import torch
+
+    os.makedirs(a.out, exist_ok=True)
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.backends.cuda.matmul.allow_tf32 = True
+    with gzip.open(os.path.join(a.data, "data.json.gz"), "rt") as f:
+        return a.out, dev, json.load(f)
+
+
+def report_setup(a):
+    """A `report` step's start: `a.results`' log.json, its contexts (in the log's order, from
+    `a.data`'s data.json.gz), the data, and the folds."""
+    with gzip.open(os.path.join(a.data, "data.json.gz"), "rt") as f:
+        data = json.load(f)
+    with open(os.path.join(a.results, "log.json")) as f:
+        log = json.load(f)
+    ctx = {c["id"]: c for c in data["contexts"]}
+    contexts = [ctx[i] for i in log["ids"]]
+    return log, contexts, data, sorted({c["fold"] for c in contexts})
 
 
 def metrics(order, cited):

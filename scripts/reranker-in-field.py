@@ -32,7 +32,7 @@ import argparse, gzip, json, os, random, re, sys, time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fold_measure import bert_hidden, boot, metrics  # noqa: E402
+from fold_measure import bert_hidden, boot, metrics, report_setup, train_setup  # noqa: E402
 
 ARM = "learned-fused"
 
@@ -94,12 +94,8 @@ def train(a):
     import torch.nn.functional as F
     from safetensors.torch import load_file
 
-    OUT = a.out
-    os.makedirs(OUT, exist_ok=True)
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    OUT, dev, data = train_setup(a)
     SMOKE = a.smoke
-    torch.backends.cuda.matmul.allow_tf32 = True
-    data = json.load(gzip.open(os.path.join(a.data, "data.json.gz"), "rt"))
     contexts, papers = data["contexts"], data["papers"]
     if SMOKE:
         contexts = contexts[::30]
@@ -273,11 +269,7 @@ def train(a):
 
 def report(a):
     D = a.results
-    data = json.load(gzip.open(os.path.join(a.data, "data.json.gz"), "rt"))
-    log = json.load(open(f"{D}/log.json"))
-    ctx = {c["id"]: c for c in data["contexts"]}
-    contexts = [ctx[i] for i in log["ids"]]
-    folds = sorted({c["fold"] for c in contexts})
+    log, contexts, data, folds = report_setup(a)
 
     def reorder(c, s, K, w):
         """Top K by fused rank + w * CE rank (reciprocal, k=5); w=None: CE alone."""
