@@ -263,18 +263,12 @@ fn write_trained_on(dir: &Path, documents: &BTreeSet<String>) -> Result<()> {
 /// is judged without them where it has enough others
 /// (`pipeline::fusion_learning::probes`). Weights published before this
 /// was kept name none.
+/// Read as the library's other kept files ([`super::kept::read`]: a
+/// regular file within a settings file's budget).
 pub fn trained_documents(lib_dir: &Path) -> Result<HashSet<String>> {
     let mut all = HashSet::new();
     for dir in [adapted_dir(lib_dir), lib_dir.join(ADAPTED_RERANKER_DIR)] {
-        let path = dir.join(TRAINED_ON);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(&path, e)),
-        };
-        let documents: Vec<String> =
-            serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(&path, format!("not a list of citing documents: {e}")))?;
-        all.extend(documents);
+        all.extend(super::kept::read::<Vec<String>>(&dir.join(TRAINED_ON))?.unwrap_or_default());
     }
     Ok(all)
 }

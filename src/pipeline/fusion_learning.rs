@@ -193,12 +193,11 @@ pub fn probes(lib: &Library, sentences: usize) -> Result<(Vec<Probe>, usize)> {
         usable.push((key, Probe { query, cited: c.cited.iter().cloned().collect() }, c.citing.id));
     }
     usable.sort_by_key(|(key, _, _)| *key);
-    let unseen: Vec<usize> = (0..usable.len()).filter(|&i| !trained.contains(&usable[i].2)).collect();
-    let unseen_documents = unseen.iter().map(|&i| usable[i].2.as_str()).collect::<HashSet<_>>().len();
+    let unseen: Vec<&str> = usable.iter().map(|(_, _, d)| d.as_str()).filter(|d| !trained.contains(*d)).collect();
+    let (unseen_sentences, unseen_documents) = (unseen.len(), unseen.into_iter().collect::<HashSet<_>>().len());
     let minimums = Options::default();
-    if unseen.len() < usable.len() && unseen.len() >= minimums.min_sentences && unseen_documents >= minimums.min_documents {
-        let keep: HashSet<usize> = unseen.into_iter().collect();
-        usable = usable.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, u)| u).collect();
+    if unseen_sentences >= minimums.min_sentences && unseen_documents >= minimums.min_documents {
+        usable.retain(|(_, _, d)| !trained.contains(d));
     }
     usable.truncate(sentences);
     let documents: HashSet<&str> = usable.iter().map(|(_, _, d)| d.as_str()).collect();
@@ -425,6 +424,7 @@ mod tests {
         l.tried.iter().find(|(t, _)| *t == trust).unwrap().1
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_documents_an_adaptation_was_trained_on_are_left_out_of_the_library_s_own_measurement_while_enough_others_remain() {
         let dir = tempfile::tempdir().unwrap();
@@ -450,6 +450,13 @@ mod tests {
         std::fs::write(&trained_on, "{").unwrap();
         let err = probes(&lib, 300).err().unwrap().to_string();
         assert!(err.contains("trained-on.json"), "{err}");
+        // A named pipe there is refused without waiting for a writer.
+        std::fs::remove_file(&trained_on).unwrap();
+        let c = std::ffi::CString::new(trained_on.to_str().unwrap()).unwrap();
+        // SAFETY: a plain system call on a path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = probes(&lib, 300).err().unwrap().to_string();
+        assert!(err.contains("trained-on.json") && err.contains("not a regular file (a named pipe)"), "{err}");
     }
 
     #[test]
