@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use citewise::index::vectors::VectorStore;
+use citewise::library::Library;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,10 +35,18 @@ fn main() {
     let items: Vec<(String, u64)> =
         ids.iter().map(|id| (id.clone(), *hash.get(id.as_str()).unwrap_or_else(|| panic!("{id}: not in {old}")))).collect();
     assert_eq!(items.len(), hash.len(), "every paper of the old store, once");
-    let mut store = VectorStore::open(&Path::new(library).join("citation-vectors"), dim, encoder).unwrap();
-    assert!(store.is_empty(), "the store to write is new");
-    for (part, v) in items.chunks(4096).zip(vectors.chunks(4096 * dim)) {
-        store.append(part, v).unwrap();
-    }
-    println!("{} vectors of width {dim} written under {encoder}", store.len());
+    // As the library's one writer, into its own citation store.
+    let lib = Library::open(Path::new(library)).unwrap();
+    let written = lib
+        .writing()
+        .during(|| {
+            let mut store = VectorStore::open(&lib.citation_vectors_dir(), dim, encoder)?;
+            assert!(store.is_empty(), "the store to write is new");
+            for (part, v) in items.chunks(4096).zip(vectors.chunks(4096 * dim)) {
+                store.append(part, v)?;
+            }
+            Ok(store.len())
+        })
+        .unwrap();
+    println!("{written} vectors of width {dim} written under {encoder}");
 }
