@@ -29,7 +29,7 @@ use super::support::{model_for, Scorer, MODEL};
 use crate::error::{Error, Result};
 use crate::library::Library;
 use crate::pipeline::background::{Learner, Learners};
-use crate::pipeline::fusion_learning::{moved_little, probes};
+use crate::pipeline::fusion_learning::{models_changed, moved_little, probes};
 use crate::pipeline::{learned_fusion, Recommender};
 
 /// The file, in the library's evidence root.
@@ -67,6 +67,10 @@ pub struct LearnedSupport {
     pub flagged: f64,
     /// Evidence spans in the database when it was learned.
     pub spans: u64,
+    /// The library's published adaptations it was learned with (the
+    /// reranker's scores are the support model's; none: the default models).
+    #[serde(default)]
+    pub models: Vec<String>,
 }
 
 impl LearnedSupport {
@@ -149,7 +153,8 @@ pub fn remove(lib: &Library) -> Result<bool> {
 
 /// Why the library `rec` ranks should learn its flag (again) by itself, if
 /// it should: the models are there and it never learned one with evidence
-/// in the library, its file does not read, or its evidence moved by
+/// in the library, its file does not read, an adaptation was published or
+/// removed since, or its evidence moved by
 /// `fusion_learning::RELEARN_SHARE` or more. Never while the library's learning is turned
 /// off (`adapt --fusion --remove`).
 pub fn due(rec: &Recommender) -> Option<String> {
@@ -162,9 +167,9 @@ pub fn due(rec: &Recommender) -> Option<String> {
         Err(e) => Some(format!("the learned flag does not read ({e})")),
         Ok(None) if spans > 0 => Some(format!("{spans} evidence spans, no flag learned yet")),
         Ok(None) => None,
-        Ok(Some(l)) => {
+        Ok(Some(l)) => models_changed(&l.models, lib).or_else(|| {
             (l.spans != spans && !moved_little(l.spans, spans)).then(|| format!("learned with {} evidence spans, now {spans}", l.spans))
-        }
+        }),
     }
 }
 
@@ -214,7 +219,9 @@ pub fn learn(rec: &Recommender, on_progress: &dyn Fn(usize, usize)) -> Result<Ou
     if scores.len() < MIN_SENTENCES || documents.len() < MIN_DOCUMENTS {
         return Ok(Outcome::TooFew { sentences: scores.len(), documents: documents.len() });
     }
-    Ok(Outcome::Learned(from_scores(&scores, documents.len(), lib.evidence().num_spans())))
+    let mut learned = from_scores(&scores, documents.len(), lib.evidence().num_spans());
+    learned.models = crate::library::adapt::published(lib.dir());
+    Ok(Outcome::Learned(learned))
 }
 
 /// The flag learned from the scores of the library's own citing sentences.
@@ -233,6 +240,7 @@ pub fn from_scores(scores: &[f32], documents: usize, spans: u64) -> LearnedSuppo
         flagged_shipped: under(shipped),
         flagged: under(threshold),
         spans,
+        models: Vec::new(),
     }
 }
 

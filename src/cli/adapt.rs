@@ -6,6 +6,7 @@
 //! reads the flags, reports and re-encodes.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -213,7 +214,9 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         if remove(lib_dir)? {
             println!("removed the adapted weights of {}; the default weights are used again", lib_dir.display());
             let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
-            super::vectors::compute(&Library::open(lib_dir)?, &models, super::vectors::Plan::DENSE)?;
+            let lib = Library::open(lib_dir)?;
+            super::vectors::compute(&lib, &models, super::vectors::Plan::DENSE)?;
+            super::trust::relearn_if_stale(Arc::new(lib), &models)?;
         } else {
             println!("{} has no adapted weights", lib_dir.display());
         }
@@ -250,6 +253,7 @@ pub fn run(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     );
     let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
     super::vectors::compute(&lib, &models, super::vectors::Plan::DENSE)?;
+    super::trust::relearn_if_stale(Arc::new(lib), &models)?;
     println!("done in {:.1} min; `citewise adapt --remove` goes back to the default weights", t0.elapsed().as_secs_f64() / 60.0);
     Ok(())
 }
@@ -261,6 +265,7 @@ fn run_reranker(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     if a.remove {
         if remove_reranker(lib_dir)? {
             println!("removed the adapted reranker of {}; the default one is used again", lib_dir.display());
+            relearn_with_library_models(Library::open(lib_dir)?, lib_dir, a)?;
         } else {
             println!("{} has no adapted reranker", lib_dir.display());
         }
@@ -290,11 +295,21 @@ fn run_reranker(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
         figures(o.start.r10, o.start.mrr),
         figures(o.best.r10, o.best.mrr)
     );
+    relearn_with_library_models(lib, lib_dir, a)?;
     println!(
         "done in {:.1} min; `citewise adapt --reranker --remove` goes back to the default reranker",
         t0.elapsed().as_secs_f64() / 60.0
     );
     Ok(())
+}
+
+/// After an adaptation was published or removed: what the library learned
+/// about itself with its models (the evidence trust and the rerank gate,
+/// `check`'s flag) is learned again with the ones it now has, when it had
+/// learned any and its learning is not turned off.
+fn relearn_with_library_models(lib: Library, lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
+    let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
+    super::trust::relearn_if_stale(Arc::new(lib), &models)
 }
 
 /// `adapt --fusion`: the evidence trust learned (or, with --remove,
@@ -319,6 +334,6 @@ fn run_fusion(lib_dir: &Path, a: &AdaptArgs) -> Result<()> {
     }
     crate::pipeline::learned_fusion::turn_on(&lib)?;
     let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
-    super::trust::learn(&std::sync::Arc::new(lib), &models)?;
+    super::trust::learn(&Arc::new(lib), &models)?;
     Ok(())
 }

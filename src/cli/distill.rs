@@ -4,6 +4,7 @@
 //! so that the citation channel covers the library in minutes.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -90,6 +91,7 @@ pub fn run(lib_dir: &Path, a: &DistillArgs) -> Result<()> {
                 "removed the student of {}; the citation channel covers only the papers the citation encoder encoded",
                 lib_dir.display()
             );
+            super::trust::relearn_if_stale(Arc::new(lib), &Models::on(a.device).for_library(Some(lib_dir.to_path_buf())))?;
         } else {
             println!("{} has no student", lib_dir.display());
         }
@@ -151,6 +153,7 @@ pub fn run(lib_dir: &Path, a: &DistillArgs) -> Result<()> {
     if !a.no_embed {
         let models = Models::on(a.device).for_library(Some(lib_dir.to_path_buf()));
         super::vectors::compute(&lib, &models, super::vectors::Plan::STAND_INS)?;
+        super::trust::relearn_if_stale(Arc::new(lib), &models)?;
     }
     println!("done in {:.1} min; `citewise distill --remove` removes the student", t0.elapsed().as_secs_f64() / 60.0);
     Ok(())

@@ -156,7 +156,13 @@ fn print_library(library: &Path, report: &health::Report, models: &Models) -> Re
 /// sentences.
 fn print_learned_flag(lib: &Library) {
     match crate::check::calibration::read(lib) {
-        Ok(Some(learned)) => println!("          {}", learned.describe()),
+        Ok(Some(learned)) => {
+            let stale = match crate::pipeline::fusion_learning::models_changed(&learned.models, lib) {
+                Some(why) => format!("; {why} (`citewise adapt --fusion` learns it again)"),
+                None => String::new(),
+            };
+            println!("          {}{stale}", learned.describe())
+        }
         Ok(None) => {}
         Err(e) => println!("          check flags support as shipped; the learned flag does not read: {e}"),
     }

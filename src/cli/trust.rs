@@ -45,7 +45,7 @@ fn learn_trust(lib: &Arc<Library>, models: &Models) -> Result<Option<LearnedFusi
     match outcome {
         Outcome::Learned(learned) => {
             println!("{} ({:.0} s)", learned.describe(), t.elapsed().as_secs_f64());
-            Ok(Some(learned))
+            Ok(Some(*learned))
         }
         Outcome::TooFew { sentences, documents } => {
             println!(

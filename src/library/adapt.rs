@@ -273,6 +273,32 @@ pub fn trained_documents(lib_dir: &Path) -> Result<HashSet<String>> {
     Ok(all)
 }
 
+/// The library's published adaptations, one line each (`hatten …`,
+/// `reranker …`, `student …` for `citewise distill`'s: the published
+/// weights' size and the time they were written, which every publishing
+/// changes), none for the default models.
+/// What the library learned about itself with its models (the evidence
+/// trust and rerank gate, `check`'s flag) keeps these, and is learned again
+/// when they differ: a reranker published after the gate was learned would
+/// otherwise be judged by what its predecessor did.
+pub fn published(lib_dir: &Path) -> Vec<String> {
+    let mut all = Vec::new();
+    let stages = [
+        ("hatten", adapted_dir(lib_dir)),
+        ("reranker", lib_dir.join(ADAPTED_RERANKER_DIR)),
+        ("student", super::student::student_dir(lib_dir)),
+    ];
+    for (name, dir) in stages {
+        // As the models are looked for (`HattenEncoder::for_library`,
+        // `Reranker::for_library`, `student::student_weights`): the weights
+        // file there.
+        let Ok(meta) = std::fs::metadata(dir.join("model.safetensors")) else { continue };
+        let written = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+        all.push(format!("{name} {} bytes written at {written}", meta.len()));
+    }
+    all
+}
+
 /// Removes the library's adapted reranker and its run.
 pub fn remove_reranker(lib_dir: &Path) -> Result<bool> {
     super::lock::Writing::of_library(lib_dir)

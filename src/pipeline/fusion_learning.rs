@@ -29,7 +29,9 @@
 //! library is, only its own documents can say.
 //!
 //! `import --evidence` learns it after new citing sentences, `embed` again
-//! when the channels changed ([`stale`]), `adapt --fusion` by hand; the
+//! when the channels changed, `adapt`, `adapt --reranker` and `distill`
+//! when they published or removed an adaptation ([`stale`]), `adapt
+//! --fusion` by hand; the
 //! editor and the language server learn it in the background whenever it
 //! is [`due`] (after a Zotero sync read new PDFs, an import with
 //! `--no-embed`, new vectors), unless it is turned off
@@ -79,7 +81,7 @@ impl Default for Options {
 /// What learning came to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    Learned(LearnedFusion),
+    Learned(Box<LearnedFusion>),
     /// Too few citing sentences or documents to learn from.
     TooFew {
         sentences: usize,
@@ -93,7 +95,8 @@ pub fn channel_names(rec: &Recommender) -> Vec<String> {
 }
 
 /// Why a learned fusion no longer describes the library `rec` ranks (its
-/// evidence or its channels changed since), if it does not.
+/// evidence, its channels or its adapted models changed since), if it does
+/// not.
 pub fn stale(learned: &LearnedFusion, rec: &Recommender) -> Option<String> {
     let spans = rec.library().evidence().num_spans();
     let channels = channel_names(rec);
@@ -102,8 +105,26 @@ pub fn stale(learned: &LearnedFusion, rec: &Recommender) -> Option<String> {
     } else if learned.channels != channels {
         Some(format!("learned with the channels {}, now {}", learned.channels.join("+"), channels.join("+")))
     } else {
-        None
+        models_changed(&learned.models, rec.library())
     }
+}
+
+/// Why what a library learned with the adapted models `learned_with` no
+/// longer holds, if an adaptation was published or removed since (the
+/// trust and rerank gate here, `check`'s flag in `check::calibration`).
+pub fn models_changed(learned_with: &[String], lib: &Library) -> Option<String> {
+    let now = crate::library::adapt::published(lib.dir());
+    if learned_with == now.as_slice() {
+        return None;
+    }
+    // Each line's first word is the stage (its size and time tell
+    // publishings apart, not the user).
+    let names = |m: &[String]| m.iter().filter_map(|l| l.split_whitespace().next()).collect::<Vec<_>>().join(" and ");
+    Some(match (learned_with.is_empty(), now.is_empty()) {
+        (true, _) => format!("learned with the default models, now with adapted ones ({})", names(&now)),
+        (false, true) => format!("learned with adapted models ({}), now the default ones", names(learned_with)),
+        (false, false) => format!("learned with models adapted before the ones published now ({})", names(&now)),
+    })
 }
 
 /// The evidence spans may change by this share of those the trust was
@@ -120,8 +141,9 @@ pub fn moved_little(learned_with: u64, now: u64) -> bool {
 }
 
 /// Why the library `rec` ranks should learn its trust (again) by itself, if
-/// it should: it never learned one and has evidence, the channels changed,
-/// or its evidence changed by [`RELEARN_SHARE`] or more. `learned`: what it
+/// it should: it never learned one and has evidence, the channels or the
+/// adapted models changed, or its evidence changed by [`RELEARN_SHARE`] or
+/// more. `learned`: what it
 /// learned (`Err`: the file does not read, so it is learned again). A
 /// library whose learning is turned off never is.
 pub fn due(learned: &Result<Option<LearnedFusion>>, rec: &Recommender) -> Option<String> {
@@ -136,7 +158,7 @@ pub fn due(learned: &Result<Option<LearnedFusion>>, rec: &Recommender) -> Option
         Ok(None) => None,
         Ok(Some(l)) => {
             // A small change of the evidence alone is not worth a relearning.
-            let small = moved_little(l.spans, spans) && l.channels == channel_names(rec);
+            let small = moved_little(l.spans, spans) && l.channels == channel_names(rec) && models_changed(&l.models, lib).is_none();
             stale(l, rec).filter(|_| !small)
         }
     }
@@ -292,19 +314,20 @@ pub fn learn(rec: &mut Recommender, opts: &Options, on_progress: &dyn Fn(usize, 
         None
     };
     let lib = rec.library();
-    Ok(Outcome::Learned(LearnedFusion {
+    Ok(Outcome::Learned(Box::new(LearnedFusion {
         evidence_trust,
         best_trust: TRUSTS[best_at],
         sentences,
         documents,
         spans: lib.evidence().num_spans(),
         channels: channel_names(rec),
+        models: crate::library::adapt::published(lib.dir()),
         shipped: figures(&scores[&shipped_at]),
         best: figures(&scores[&best_at]),
         gain,
         tried: TRUSTS.iter().enumerate().map(|(t, &trust)| (trust, figures(&scores[&t]))).collect(),
         rerank,
-    }))
+    })))
 }
 
 /// R@10 and the reciprocal rank of `ranked` against the cited papers.
@@ -415,7 +438,7 @@ mod tests {
     fn learned(lib: &Arc<Library>) -> LearnedFusion {
         let mut rec = Recommender::open(lib.clone(), &Models::none(), None, Settings::default()).unwrap();
         match learn(&mut rec, &Options::default(), &|_, _| {}).unwrap() {
-            Outcome::Learned(l) => l,
+            Outcome::Learned(l) => *l,
             other => panic!("{other:?}"),
         }
     }
@@ -584,6 +607,46 @@ mod tests {
         assert_eq!(read(&lib).unwrap(), None);
         crate::pipeline::learned_fusion::turn_on(&lib).unwrap();
         assert!(due(&read(&lib), &rec).is_some());
+    }
+
+    #[test]
+    fn a_trust_learned_before_an_adaptation_was_published_or_removed_is_due_again_and_learned_with_it_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = library(dir.path(), |t| (words(t).join(" "), format!("An unrelated report, number {t}")), |t| format!("other:{t}"));
+        let rec = Recommender::open(lib.clone(), &Models::none(), None, Settings::default()).unwrap();
+        let before = learned(&lib);
+        assert!(before.models.is_empty(), "the default models: {:?}", before.models);
+        save(&lib, &before).unwrap();
+        assert_eq!(due(&read(&lib), &rec), None);
+        // HAtten adapted and published (its weights file, where the models
+        // are looked for): due, and `doctor`'s stale line says why.
+        let hatten = crate::library::adapt::adapted_dir(lib.dir());
+        std::fs::create_dir_all(&hatten).unwrap();
+        std::fs::write(hatten.join("model.safetensors"), b"adapted").unwrap();
+        let why = due(&read(&lib), &rec).expect("due");
+        assert_eq!(why, "learned with the default models, now with adapted ones (hatten)");
+        assert_eq!(stale(&before, &rec), Some(why));
+        // Learned again with it: it is kept, and nothing is due.
+        let with = learned(&lib);
+        assert_eq!(with.models, crate::library::adapt::published(lib.dir()));
+        assert_eq!(with.models.len(), 1);
+        save(&lib, &with).unwrap();
+        assert_eq!(due(&read(&lib), &rec), None);
+        // Evidence moved by less than a tenth alone is not worth a
+        // relearning; with other weights published since, it is.
+        let mut moved = with.clone();
+        moved.spans += 1;
+        save(&lib, &moved).unwrap();
+        assert_eq!(due(&read(&lib), &rec), None);
+        std::fs::write(hatten.join("model.safetensors"), b"adapted again").unwrap();
+        assert!(due(&read(&lib), &rec).is_some());
+        save(&lib, &with).unwrap();
+        assert_eq!(due(&read(&lib), &rec).unwrap(), "learned with models adapted before the ones published now (hatten)");
+        // Removed: the default models again.
+        std::fs::remove_dir_all(&hatten).unwrap();
+        assert_eq!(due(&read(&lib), &rec).unwrap(), "learned with adapted models (hatten), now the default ones");
+        save(&lib, &before).unwrap();
+        assert_eq!(due(&read(&lib), &rec), None);
     }
 
     #[test]

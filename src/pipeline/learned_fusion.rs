@@ -52,6 +52,10 @@ pub struct LearnedFusion {
     /// later changes what the evidence is weighed against).
     #[serde(default)]
     pub channels: Vec<String>,
+    /// The library's published adaptations it was learned with
+    /// ([`crate::library::adapt::published`]; none: the default models).
+    #[serde(default)]
+    pub models: Vec<String>,
     /// The shipped fusion's figures and the best trust's.
     pub shipped: Figures,
     pub best: Figures,

@@ -19,7 +19,7 @@ use citewise::corpus::citation_markup::CiteGrammar;
 use citewise::library::Library;
 use citewise::pipeline::background::{BackgroundWork, EncodingEvent, EncodingOptions, Phase};
 use citewise::pipeline::query::Query;
-use citewise::pipeline::{Models, Recommender};
+use citewise::pipeline::{fusion_learning, learned_fusion, Models, Recommender};
 
 /// The share of the true citations of `rows` (ACM-CR contexts as JSON
 /// lines) that `check` flags weak in `lib`, as a draft's are checked.
@@ -131,4 +131,19 @@ fn a_library_learns_where_check_flags_from_its_own_citations_in_the_background_a
     // `citewise check` flags under it too.
     let findings_after = weak_findings(&lib, &models, &unseen);
     assert!(findings_before > 0 && findings_after < findings_before, "weak findings {findings_before} → {findings_after}");
+
+    // A reranker adapted to the library and published since: the flag and
+    // the trust were learned with the model before it, so both are due
+    // again; once it is removed, neither is.
+    let adapted = lib_dir.join(citewise::neural::reranker::ADAPTED_RERANKER_DIR);
+    std::fs::create_dir_all(&adapted).unwrap();
+    std::fs::write(adapted.join("model.safetensors"), b"weights").unwrap();
+    let rec = Recommender::new(lib.clone(), &models);
+    let why = calibration::due(&rec).expect("the flag is due again");
+    assert_eq!(why, "learned with the default models, now with adapted ones (reranker)");
+    let trust = fusion_learning::due(&learned_fusion::read(&lib), &rec).expect("the trust is due again");
+    assert_eq!(trust, why, "one rule says why");
+    std::fs::remove_dir_all(&adapted).unwrap();
+    assert_eq!(calibration::due(&rec), None);
+    assert_eq!(fusion_learning::due(&learned_fusion::read(&lib), &rec), None);
 }

@@ -74,6 +74,31 @@ fn a_library_learns_to_trust_in_field_evidence_of_other_papers_less_and_doctor_s
         "the same sentences teach the same: {relearned}"
     );
 
+    // A reranker adapted to the library and published since (its weights
+    // where the models are looked for): the trust was learned with the
+    // default one, and doctor says so.
+    let read = || citewise::pipeline::learned_fusion::read(&citewise::library::Library::open(&lib).unwrap()).unwrap().unwrap();
+    let adapted = lib.join(citewise::neural::reranker::ADAPTED_RERANKER_DIR);
+    std::fs::create_dir_all(&adapted).unwrap();
+    std::fs::write(adapted.join("model.safetensors"), b"weights").unwrap();
+    let doctor = stdout(&run_any(&lib, dir.path(), &["doctor"]));
+    assert!(
+        doctor.contains("; learned with the default models, now with adapted ones (reranker) (`citewise adapt --fusion` learns it again)"),
+        "{doctor}"
+    );
+    run(&lib, dir.path(), &["adapt", "--fusion"]);
+    assert_eq!(read().models, citewise::library::adapt::published(&lib));
+    assert!(!stdout(&run_any(&lib, dir.path(), &["doctor"])).contains("learns it again"));
+    // Removed, the library learns it again with the default reranker.
+    let o = run(&lib, dir.path(), &["adapt", "--reranker", "--remove"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the learned evidence trust is out of date (learned with adapted models (reranker), now the default ones)"),
+        "{err}"
+    );
+    assert!(stdout(&o).contains(&format!("evidence trusted at {}", learned.evidence_trust)), "{}", stdout(&o));
+    assert!(read().models.is_empty() && !adapted.exists());
+
     // Turned off, new sentences do not make an import learn it again.
     run(&lib, dir.path(), &["adapt", "--fusion", "--remove"]);
     std::fs::write(dir.path().join("others.jsonl"), others).unwrap();
