@@ -71,7 +71,8 @@ impl Phase {
 /// What the encoding thread reports.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EncodingEvent {
-    /// `done` of `total` papers of `phase` encoded; `per_second` so far.
+    /// `done` of `total` steps of `phase` (papers encoded, sentences
+    /// searched); `per_second`: its recent rate, which tells the time left.
     Progress { phase: Phase, done: u64, total: u64, per_second: f64 },
     /// `phase` is finished: its channel covers the library (reload the
     /// recommender to use it). `encoded`: papers it encoded now (0: another
@@ -379,13 +380,48 @@ impl Pace {
     }
 }
 
+/// How long the rate a phase's time left is told from looks back: between
+/// one and two of these.
+const RATE_WINDOW: Duration = Duration::from_secs(30);
+
+/// A phase's rate over its last [`RATE_WINDOW`] to twice that (over all of
+/// it before then): steps do not all cost the same (the trust's rerank
+/// check takes several times a plain search's time per step, an encoding
+/// slows while answers are made), and the rate since the start would tell
+/// the time left from the cheap steps long after they are over.
+#[derive(Debug, Clone, Copy)]
+struct RecentRate {
+    start: Instant,
+    /// The start of the window (a time and the steps done then), and the
+    /// point that becomes it next.
+    older: (Instant, u64),
+    newer: (Instant, u64),
+}
+
+impl RecentRate {
+    fn new(start: Instant) -> RecentRate {
+        RecentRate { start, older: (start, 0), newer: (start, 0) }
+    }
+
+    /// Steps per second once `done` steps are done at `now`: over the
+    /// window, or over the whole phase where the window saw no step.
+    fn observe(&mut self, now: Instant, done: u64) -> f64 {
+        if now.saturating_duration_since(self.newer.0) >= RATE_WINDOW {
+            self.older = self.newer;
+            self.newer = (now, done);
+        }
+        let (since, from) = if done > self.older.1 { self.older } else { (self.start, 0) };
+        done.saturating_sub(from) as f64 / now.saturating_duration_since(since).as_secs_f64().max(1e-3)
+    }
+}
+
 /// Counts a phase's progress and reports it now and then.
 struct Progress<'a> {
     phase: Phase,
     total: AtomicU64,
     done: AtomicU64,
-    started: Instant,
-    last: Mutex<Instant>,
+    /// The last report, and the rate told then.
+    last: Mutex<(Instant, RecentRate)>,
     tx: Sender<EncodingEvent>,
     pace: &'a Pace,
 }
@@ -393,7 +429,8 @@ struct Progress<'a> {
 impl<'a> Progress<'a> {
     fn new(phase: Phase, tx: &Sender<EncodingEvent>, pace: &'a Pace) -> Progress<'a> {
         let now = Instant::now();
-        Progress { phase, total: AtomicU64::new(0), done: AtomicU64::new(0), started: now, last: Mutex::new(now), tx: tx.clone(), pace }
+        let last = Mutex::new((now, RecentRate::new(now)));
+        Progress { phase, total: AtomicU64::new(0), done: AtomicU64::new(0), last, tx: tx.clone(), pace }
     }
 
     fn start(&self, total: u64) {
@@ -410,11 +447,12 @@ impl<'a> Progress<'a> {
     fn report(&self, force: bool) {
         let mut last = self.last.lock().expect("progress lock");
         let (done, total) = (self.done.load(Ordering::SeqCst), self.total.load(Ordering::SeqCst));
-        if !force && done < total && last.elapsed() < REPORT_EVERY {
+        if !force && done < total && last.0.elapsed() < REPORT_EVERY {
             return;
         }
-        *last = Instant::now();
-        let per_second = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
+        let now = Instant::now();
+        last.0 = now;
+        let per_second = last.1.observe(now, done);
         let _ = self.tx.send(EncodingEvent::Progress { phase: self.phase, done, total, per_second });
     }
 }
@@ -557,5 +595,32 @@ fn lower_priority() {
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_left_is_told_from_the_recent_rate_once_the_steps_grow_dearer() {
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        let mut rate = RecentRate::new(t0);
+        // The trust's searches: 100 steps in 10 s.
+        assert!((rate.observe(at(10.0), 100) - 10.0).abs() < 1e-9, "the whole phase so far");
+        // Then its rerank check: a step every 2 s.
+        let mut told = 0.0;
+        for k in 1..=60u64 {
+            told = rate.observe(at(10.0 + 2.0 * k as f64), 100 + k);
+        }
+        // At 130 s: 160 steps, 1.23 a second since the start; the last
+        // window's 0.5 tells the time left.
+        assert!((told - 0.5).abs() < 1e-9, "{told}");
+        // A window without a step (paused while answers are made, reported
+        // every 10 s) tells the whole phase's rate, not none.
+        let paused: Vec<f64> = [140.0, 150.0, 160.0, 170.0, 180.0].iter().map(|&s| rate.observe(at(s), 160)).collect();
+        assert!((paused[4] - 160.0 / 180.0).abs() < 1e-9, "{paused:?}");
+        assert!(paused.iter().all(|r| r.is_finite() && *r > 0.0), "{paused:?}");
     }
 }

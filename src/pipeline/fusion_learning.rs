@@ -375,10 +375,12 @@ fn check_rerank(
         }
         Ok(out)
     };
-    let reranked = answer(rec, 0);
+    // The fused answers first: the reranked ones cost several times more a
+    // step, and coming last, they are what the time left is told from.
     rec.set_rerank_depth(0);
-    let fused = answer(rec, 1);
+    let fused = answer(rec, 0);
     rec.set_rerank_depth(depth);
+    let reranked = answer(rec, 1);
     rec.set_fusion(shipped);
     let (reranked, fused) = (reranked?, fused?);
     let gain = paired_bootstrap(&merit(&fused), &merit(&reranked), opts.rounds, opts.level);
