@@ -152,15 +152,18 @@ fn print_library(library: &Path, report: &health::Report, models: &Models) -> Re
     Ok(())
 }
 
+/// The end of a learned value's line when it no longer describes the
+/// library (`why`), and how to learn it again.
+fn out_of_date(why: Option<String>) -> String {
+    why.map(|why| format!("; {why} (`citewise adapt --fusion` learns it again)")).unwrap_or_default()
+}
+
 /// Where `check` flags a citation, learned from the library's citing
 /// sentences.
 fn print_learned_flag(lib: &Library) {
     match crate::check::calibration::read(lib) {
         Ok(Some(learned)) => {
-            let stale = match crate::pipeline::fusion_learning::models_changed(&learned.models, lib) {
-                Some(why) => format!("; {why} (`citewise adapt --fusion` learns it again)"),
-                None => String::new(),
-            };
+            let stale = out_of_date(crate::pipeline::fusion_learning::models_changed(&learned.models, lib));
             println!("          {}{stale}", learned.describe())
         }
         Ok(None) => {}
@@ -175,10 +178,7 @@ fn print_learned_fusion(lib: Library, models: &Models) {
     match crate::pipeline::learned_fusion::read(&lib) {
         Ok(Some(learned)) => {
             let rec = crate::pipeline::Recommender::new(std::sync::Arc::new(lib), models);
-            let stale = match crate::pipeline::fusion_learning::stale(&learned, &rec) {
-                Some(why) => format!("; {why} (`citewise adapt --fusion` learns it again)"),
-                None => String::new(),
-            };
+            let stale = out_of_date(crate::pipeline::fusion_learning::stale(&learned, &rec));
             println!("          fusion: {}{stale}", learned.describe());
         }
         Ok(None) if crate::pipeline::learned_fusion::is_off(&lib) => {
