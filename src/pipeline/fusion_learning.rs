@@ -649,6 +649,17 @@ mod tests {
         assert_eq!(due(&read(&lib), &rec).unwrap(), "learned with adapted models (hatten), now the default ones");
         save(&lib, &before).unwrap();
         assert_eq!(due(&read(&lib), &rec), None);
+        // Where the weights go, a named pipe is only looked at, never
+        // opened: telling what is published does not wait for a writer.
+        #[cfg(unix)]
+        {
+            std::fs::create_dir_all(&hatten).unwrap();
+            let pipe = std::ffi::CString::new(hatten.join("model.safetensors").to_str().unwrap()).unwrap();
+            // SAFETY: a plain system call on a path this test owns.
+            assert_eq!(unsafe { libc::mkfifo(pipe.as_ptr(), 0o600) }, 0);
+            let published = crate::library::adapt::published(lib.dir());
+            assert!(published.len() == 1 && published[0].starts_with("hatten 0 bytes"), "{published:?}");
+        }
     }
 
     #[test]
